@@ -1,0 +1,72 @@
+# floe — the two commands a newcomer types are `make build` and `make test`.
+# Every target installs what it needs itself (venv, pinned packages, JDBC drivers).
+
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.floe-installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+JDBC_JARS := /usr/share/java/sqlite-jdbc.jar /usr/share/java/postgresql.jar
+
+export DBT_PROFILES_DIR := $(CURDIR)/profiles
+export DBT_PROJECT_DIR := $(CURDIR)
+export DBT_SEND_ANONYMOUS_USAGE_STATS := false
+export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
+
+.PHONY: help setup build test lint fmt unit integration bench docs docs-serve clean
+
+help:
+	@echo "make build   set up, generate demo data, dbt build on the embedded default"
+	@echo "make test    set up, lint, unit + integration tests"
+	@echo "make lint | fmt | bench | docs | clean"
+
+setup: $(STAMP) $(JDBC_JARS)
+
+$(STAMP): requirements.lock pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps --config-settings editable_mode=compat -e .
+	@touch $@
+
+# Debian's JDBC drivers (Iceberg's JDBC catalog on SQLite / PostgreSQL).
+$(JDBC_JARS):
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    libxerial-sqlite-jdbc-java libpostgresql-jdbc-java >/dev/null
+	@test -e /usr/share/java/sqlite-jdbc.jar
+
+build: setup
+	$(BIN)/floe build
+
+test: setup lint
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+unit: setup
+	$(BIN)/python -m pytest -m "not integration" $(PYTEST_ARGS)
+
+integration: setup
+	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/sqlfluff lint models macros snapshots tests/data --processes 2
+
+fmt: setup
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+	$(BIN)/sqlfluff fix models macros snapshots tests/data --processes 2
+
+bench: setup
+	$(BIN)/python -m bench
+
+docs: setup
+	$(BIN)/dbt docs generate
+
+docs-serve: docs
+	$(BIN)/dbt docs serve --port 8080
+
+clean:
+	rm -rf .floe target logs

@@ -1,0 +1,44 @@
+{#
+    Python models run in the dbt process's own SparkSession (floe.adapter), so
+    an incremental model's new rows can stay a temporary view: no scratch
+    Iceberg table, no extra commits. Final tables are written with the
+    DataFrameWriterV2 API: one atomic createOrReplace per build.
+#}
+{% macro floe__create_table_as(temporary, relation, compiled_code, language='sql') -%}
+    {%- if language == 'python' -%}
+        {{ floe_py_write(compiled_code, relation, temporary) }}
+    {%- else -%}
+        {{ spark__create_table_as(temporary, relation, compiled_code, language) }}
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro floe_py_write(compiled_code, relation, temporary) %}
+{{ compiled_code }}
+# --- floe: in-process materialization (generated) --- #
+dbt = dbtObj(spark.table)
+df = model(dbt, spark)
+import pyspark.sql
+if not isinstance(df, pyspark.sql.DataFrame):
+    try:
+        import pandas
+    except ImportError:
+        pandas = None
+    if pandas is not None and isinstance(df, pandas.DataFrame):
+        df = spark.createDataFrame(df)
+    else:
+        raise TypeError(f"{type(df)} is not a supported return type for a floe Python model")
+{%- if temporary %}
+df.createOrReplaceTempView("{{ relation.identifier }}")
+{%- else %}
+from pyspark.sql import functions as _F
+writer = df.writeTo("{{ relation }}").using("iceberg")
+for _key, _value in {{ floe_table_properties() | tojson }}.items():
+    writer = writer.tableProperty(_key, str(_value))
+{%- set partition_by = config.get('partition_by') %}
+{%- if partition_by %}
+{%- if partition_by is string %}{% set partition_by = [partition_by] %}{% endif %}
+writer = writer.partitionedBy(*[_F.expr(_c) for _c in {{ partition_by | tojson }}])
+{%- endif %}
+writer.createOrReplace()
+{%- endif %}
+{% endmacro %}

@@ -1,0 +1,3 @@
+"""floe: a SQL-first lakehouse on Spark + Iceberg (dbt project + runtime)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,70 @@
+"""`floe build`: demo data if the landing zone is empty, `dbt build`, a summary."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from floe.runtime import SCHEMAS, Settings
+
+
+def _landing_is_empty(settings: Settings) -> bool:
+    return not settings.landing.exists() or not any(
+        p.is_file() for p in settings.landing.rglob("*")
+    )
+
+
+def table_summary(spark) -> list[tuple[str, int, int | None]]:
+    """(schema.table, rows, current snapshot id) for every table in floe's schemas."""
+    rows = []
+    for schema in SCHEMAS:
+        for table in spark.sql(f"show tables in {schema}").collect():
+            if table.isTemporary:
+                continue
+            name = f"{schema}.{table.tableName}"
+            count = spark.sql(f"select count(*) from {name}").collect()[0][0]
+            snap = spark.sql(
+                f"select snapshot_id from {name}.snapshots order by committed_at desc limit 1"
+            ).collect()
+            rows.append((name, count, snap[0][0] if snap else None))
+    return rows
+
+
+@click.command()
+@click.option("--days", default=5, show_default=True, help="Demo days, if generating.")
+@click.option("--scale", default=1000, show_default=True, help="Demo scale, if generating.")
+@click.option("--select", "-s", multiple=True, help="dbt selection (default: everything).")
+@click.option("--full-refresh", is_flag=True, help="Rebuild incremental models from scratch.")
+def build(days: int, scale: int, select: tuple[str, ...], full_refresh: bool) -> None:
+    """Generate demo data if the landing zone is empty, then dbt build on `local`."""
+    from floe.dbt import run_dbt
+    from floe.generator import GenerateOptions, generate
+    from floe.runtime import get_spark
+
+    settings = Settings.from_env()
+    if _landing_is_empty(settings):
+        report = generate(GenerateOptions(landing=settings.landing, days=days, scale=scale))
+        click.echo(f"landing was empty: generated {len(report.written)} demo files")
+    started = time.perf_counter()
+    spark = get_spark(settings)
+    click.echo(f"Spark ready in {time.perf_counter() - started:.1f}s (catalog {settings.catalog_uri})")
+    args = ["build"]
+    for sel in select:
+        args += ["--select", sel]
+    if full_refresh:
+        args.append("--full-refresh")
+    run = run_dbt(args)
+    click.echo(
+        f"dbt build: {run.seconds:.1f}s, first node after "
+        f"{run.first_node_seconds or 0:.1f}s, {'ok' if run.success else 'FAILED'}"
+    )
+    click.echo(f"\n{'table':<48} {'rows':>10}  snapshot")
+    for name, count, snap in table_summary(spark):
+        click.echo(f"{name:<48} {count:>10}  {snap}")
+    if not run.success:
+        for failure in run.failures:
+            click.echo(f"FAILED {failure}", err=True)
+        if run.exception:
+            click.echo(f"dbt error: {run.exception}", err=True)
+        raise SystemExit(1)

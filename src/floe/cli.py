@@ -1,0 +1,45 @@
+"""The `floe` command line: one entry point, one subcommand per room.
+
+Subcommands are imported lazily so that `floe registry ...` does not pay for
+importing PySpark, and a broken room does not take the whole CLI down.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# name -> ("module:attribute" of a click command or group, one-line help).
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "generate": ("floe.generator.cli:generate", "Write deterministic demo landing files."),
+    "build": ("floe.build:build", "Generate demo data if needed, dbt build, summarize tables."),
+    "registry": ("floe.registry.cli:registry", "Schemas as code: check, sync, show."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(SUBCOMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = SUBCOMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attr = entry[0].split(":")
+        return getattr(importlib.import_module(module_name), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # From the static table: `floe --help` imports no room (and no Spark).
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, SUBCOMMANDS[name][1]) for name in self.list_commands(ctx)])
+
+
+@click.group(cls=LazyGroup)
+@click.version_option(package_name="floe")
+def main() -> None:
+    """floe — dbt + Spark + Iceberg lakehouse, embedded or on a cluster."""
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""Run dbt in this process, sharing its SparkSession (one JVM for many builds)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def project_dir() -> Path:
+    """The floe dbt project: $FLOE_PROJECT_DIR, else the nearest dbt_project.yml upwards."""
+    explicit = os.environ.get("FLOE_PROJECT_DIR") or os.environ.get("DBT_PROJECT_DIR")
+    if explicit:
+        return Path(explicit).resolve()
+    for start in (Path.cwd(), Path(__file__).resolve().parent):
+        for folder in (start, *start.parents):
+            if (folder / "dbt_project.yml").is_file():
+                return folder
+    raise FileNotFoundError("no dbt_project.yml found; set FLOE_PROJECT_DIR")
+
+
+@dataclass
+class DbtRun:
+    success: bool
+    result: Any
+    exception: BaseException | None
+    seconds: float
+    first_node_seconds: float | None
+    failures: list[str] = field(default_factory=list)
+
+
+def run_dbt(
+    args: Sequence[str],
+    *,
+    vars: dict[str, Any] | None = None,
+    project: Path | None = None,
+    target_path: Path | None = None,
+    quiet: bool = False,
+) -> DbtRun:
+    """`dbt <args>` in-process against the floe project (profiles/ inside it)."""
+    from dbt.cli.main import dbtRunner
+
+    root = project or project_dir()
+    argv = [*args, "--project-dir", str(root), "--profiles-dir", str(root / "profiles")]
+    if vars:
+        argv += ["--vars", yaml.safe_dump(vars, default_flow_style=True).strip()]
+    if target_path is not None:
+        argv += ["--target-path", str(target_path)]
+    if quiet:
+        argv += ["--quiet"]
+    started = time.perf_counter()
+    first_node: list[float] = []
+
+    def on_event(event: Any) -> None:
+        if not first_node and event.info.name == "NodeStart":
+            first_node.append(time.perf_counter() - started)
+
+    res = dbtRunner(callbacks=[on_event]).invoke(argv)
+    failures = []
+    for node_result in getattr(res.result, "results", None) or []:
+        status = str(getattr(node_result, "status", ""))
+        if status in ("error", "fail", "runtime error"):
+            failures.append(f"{node_result.node.unique_id}: {node_result.message}")
+    return DbtRun(
+        success=bool(res.success),
+        result=res.result,
+        exception=res.exception,
+        seconds=time.perf_counter() - started,
+        first_node_seconds=first_node[0] if first_node else None,
+        failures=failures,
+    )

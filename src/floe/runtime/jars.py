@@ -1,0 +1,98 @@
+"""Find the JVM jars floe needs, in one place.
+
+Order: explicit override by environment variable, then the jar shipped by a pip
+package / Debian package, then (only when a machine is online and allowed to)
+Maven coordinates for `spark.jars.packages`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ICEBERG_VERSION = "1.10.0"
+SCALA = "2.12"
+SPARK_MINOR = "3.5"
+
+
+class JarNotFoundError(RuntimeError):
+    """A required jar is missing; the message says how to provide it."""
+
+
+@dataclass(frozen=True)
+class JarSpec:
+    name: str
+    env_var: str
+    maven: str
+    candidates: tuple[str, ...] = field(default=())
+    hint: str = ""
+
+
+def _iceberg_candidates() -> tuple[str, ...]:
+    spec = importlib.util.find_spec("snowpark_connect_deps_iceberg")
+    if spec is None or spec.origin is None:
+        return ()
+    jars = Path(spec.origin).parent / "jars"
+    return tuple(str(p) for p in sorted(jars.glob(f"iceberg-spark-runtime-{SPARK_MINOR}_{SCALA}-*.jar")))
+
+
+JARS: dict[str, JarSpec] = {
+    "iceberg": JarSpec(
+        name="Iceberg Spark runtime",
+        env_var="FLOE_ICEBERG_JAR",
+        maven=f"org.apache.iceberg:iceberg-spark-runtime-{SPARK_MINOR}_{SCALA}:{ICEBERG_VERSION}",
+        hint="pip install snowpark-connect-deps-iceberg==1.0.2 (make setup does this)",
+    ),
+    "sqlite": JarSpec(
+        name="SQLite JDBC driver",
+        env_var="FLOE_SQLITE_JDBC_JAR",
+        maven="org.xerial:sqlite-jdbc:3.46.1.3",
+        candidates=("/usr/share/java/sqlite-jdbc.jar",),
+        hint="apt-get install libxerial-sqlite-jdbc-java (make setup does this)",
+    ),
+    "postgresql": JarSpec(
+        name="PostgreSQL JDBC driver",
+        env_var="FLOE_POSTGRESQL_JDBC_JAR",
+        maven="org.postgresql:postgresql:42.7.4",
+        candidates=("/usr/share/java/postgresql.jar",),
+        hint="apt-get install libpostgresql-jdbc-java (make setup does this)",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ResolvedJars:
+    paths: tuple[str, ...]
+    maven: tuple[str, ...]
+
+
+def resolve_jars(names: tuple[str, ...] = ("iceberg", "sqlite")) -> ResolvedJars:
+    """Local jar paths for `names`, or Maven coordinates when FLOE_ALLOW_MAVEN=1."""
+    allow_maven = os.environ.get("FLOE_ALLOW_MAVEN") == "1"
+    paths: list[str] = []
+    maven: list[str] = []
+    missing: list[str] = []
+    for key in names:
+        spec = JARS[key]
+        override = os.environ.get(spec.env_var)
+        if override:
+            if not Path(override).is_file():
+                raise JarNotFoundError(f"{spec.env_var}={override} is not a file")
+            paths.append(override)
+            continue
+        candidates = _iceberg_candidates() if key == "iceberg" else spec.candidates
+        found = next((c for c in candidates if Path(c).is_file()), None)
+        if found:
+            paths.append(found)
+        elif allow_maven:
+            maven.append(spec.maven)
+        else:
+            missing.append(
+                f"- {spec.name}: {spec.hint}; or set {spec.env_var}=/path/to.jar; "
+                f"or, online, FLOE_ALLOW_MAVEN=1 to resolve {spec.maven}"
+            )
+    if missing:
+        raise JarNotFoundError("floe cannot find these jars:\n" + "\n".join(missing))
+    return ResolvedJars(tuple(paths), tuple(maven))

@@ -1,0 +1,73 @@
+"""Shared fixtures: one SparkSession for the whole run, a fresh lakehouse per scenario.
+
+- `spark`: the session, configured by floe.runtime exactly as dbt and the CLI are.
+- `lakehouse`: a fresh FLOE_HOME (catalog, warehouse, landing) for one test,
+  switched to inside the same SparkSession (floe.runtime.use_settings).
+- `dbt`: runs `dbt <args>` in-process against the project, sharing the session.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def _session_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("floe_session")
+    for var in ("FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI"):
+        os.environ.pop(var, None)
+    os.environ["FLOE_HOME"] = str(home)
+    os.environ.setdefault("FLOE_DRIVER_MEMORY", "3g")
+    return home
+
+
+@pytest.fixture(scope="session")
+def spark(_session_home: Path):
+    from floe.runtime import get_spark
+
+    session = get_spark()
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def lakehouse(spark, tmp_path: Path) -> Iterator[Any]:
+    """A fresh, empty lakehouse (catalog + warehouse + landing) for one test."""
+    from floe.runtime import Settings, use_settings
+
+    previous = {k: os.environ.get(k) for k in ("FLOE_HOME", "FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI")}
+    settings = Settings.from_env({"FLOE_HOME": str(tmp_path / "floe")})
+    use_settings(spark, settings)
+    yield settings
+    for key, value in previous.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def dbt_target_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # One target dir for the run, so dbt's partial parsing is reused between invocations.
+    return tmp_path_factory.mktemp("dbt_target")
+
+
+@pytest.fixture
+def dbt(spark, dbt_target_path: Path) -> Callable[..., Any]:
+    """`dbt(["build", "-s", "x"], vars={...}, expect_success=True)` in-process."""
+    from floe.dbt import run_dbt
+
+    def invoke(args: list[str], *, vars: dict | None = None, expect_success: bool = True):
+        run = run_dbt(args, vars=vars, project=ROOT, target_path=dbt_target_path, quiet=True)
+        if expect_success and not run.success:
+            raise AssertionError(f"dbt {' '.join(args)} failed: {run.failures or run.exception}")
+        return run
+
+    return invoke
