@@ -8,6 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.floe-installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JDBC_JARS := /usr/share/java/sqlite-jdbc.jar /usr/share/java/postgresql.jar
+SQL_DIRS = $(wildcard models macros snapshots tests/data)
 
 export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export DBT_PROJECT_DIR := $(CURDIR)
@@ -52,12 +53,12 @@ integration: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/sqlfluff lint models macros snapshots tests/data --processes 2
+	$(BIN)/sqlfluff lint $(SQL_DIRS)
 
 fmt: setup
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
-	$(BIN)/sqlfluff fix models macros snapshots tests/data --processes 2
+	$(BIN)/sqlfluff fix $(SQL_DIRS)
 
 bench: setup
 	$(BIN)/python -m bench

@@ -42,7 +42,10 @@ def lakehouse(spark, tmp_path: Path) -> Iterator[Any]:
     """A fresh, empty lakehouse (catalog + warehouse + landing) for one test."""
     from floe.runtime import Settings, use_settings
 
-    previous = {k: os.environ.get(k) for k in ("FLOE_HOME", "FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI")}
+    previous = {
+        k: os.environ.get(k)
+        for k in ("FLOE_HOME", "FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI")
+    }
     settings = Settings.from_env({"FLOE_HOME": str(tmp_path / "floe")})
     use_settings(spark, settings)
     yield settings

@@ -62,7 +62,9 @@ class SessionPythonJobHelper(PythonJobHelper):
         try:
             exec(code, namespace)
         except Exception as exc:
-            raise DbtRuntimeError(f"Python model {name} failed: {type(exc).__name__}: {exc}") from exc
+            raise DbtRuntimeError(
+                f"Python model {name} failed: {type(exc).__name__}: {exc}"
+            ) from exc
         return None
 
 

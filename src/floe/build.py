@@ -48,7 +48,9 @@ def build(days: int, scale: int, select: tuple[str, ...], full_refresh: bool) ->
         click.echo(f"landing was empty: generated {len(report.written)} demo files")
     started = time.perf_counter()
     spark = get_spark(settings)
-    click.echo(f"Spark ready in {time.perf_counter() - started:.1f}s (catalog {settings.catalog_uri})")
+    click.echo(
+        f"Spark ready in {time.perf_counter() - started:.1f}s (catalog {settings.catalog_uri})"
+    )
     args = ["build"]
     for sel in select:
         args += ["--select", sel]

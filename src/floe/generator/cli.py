@@ -6,7 +6,8 @@ from datetime import date
 
 import click
 
-from floe.generator import DOMAINS, GenerateOptions, LandingConflictError, generate as run
+from floe.generator import DOMAINS, GenerateOptions, LandingConflictError
+from floe.generator import generate as run
 from floe.runtime import Settings
 
 

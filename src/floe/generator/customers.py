@@ -73,7 +73,11 @@ def _change(rng: random.Random, c: Customer) -> Customer:
 
 
 def _master_row(c: Customer, ts: datetime) -> list[str]:
-    return [str(c.customer_id), *(_s(v) for v in (c.first_name, c.last_name, c.employer_name)), _ts(ts)]
+    return [
+        str(c.customer_id),
+        *(_s(v) for v in (c.first_name, c.last_name, c.employer_name)),
+        _ts(ts),
+    ]
 
 
 def _address_row(c: Customer, ts: datetime) -> list[str]:
@@ -172,7 +176,9 @@ def _write_day(
     else:
         kind = "changes"
         master = [[*_master_row(c, t), st] for _, st, c, t in events]
-        address = [[*_address_row(c, t), st] for _, st, c, t in events if c.has_address or st == "D"]
+        address = [
+            [*_address_row(c, t), st] for _, st, c, t in events if c.has_address or st == "D"
+        ]
         m_header = [*MASTER_COLUMNS, "rec_source_status"]
         a_header = [*ADDRESS_COLUMNS, "rec_source_status"]
     for table, header, rows in (

@@ -50,8 +50,10 @@ def discover_loads(landing: Path, table_dir: str) -> list[LoadFile]:
         raw_date = folder.name.split("=", 1)[1]
         try:
             load_date = date.fromisoformat(raw_date)
-        except ValueError:
-            raise LandingError(f"{folder}: '{raw_date}' is not a date (want load_date=YYYY-MM-DD)")
+        except ValueError as exc:
+            raise LandingError(
+                f"{folder}: '{raw_date}' is not a date (want load_date=YYYY-MM-DD)"
+            ) from exc
         kind = _read_manifest(folder)
         csvs = sorted(p for p in folder.glob("*.csv") if not p.name.startswith("."))
         if kind == "full" and not csvs:
@@ -59,9 +61,7 @@ def discover_loads(landing: Path, table_dir: str) -> list[LoadFile]:
                 f"{folder}: the manifest declares a full load but no *.csv file is there; "
                 "a full load with no rows would delete every customer"
             )
-        files.extend(
-            LoadFile(p, p.relative_to(landing).as_posix(), load_date, kind) for p in csvs
-        )
+        files.extend(LoadFile(p, p.relative_to(landing).as_posix(), load_date, kind) for p in csvs)
     return files
 
 
@@ -119,7 +119,9 @@ def read_loads(
     kinds = {lf.relative: lf.kind for lf in files}
     frames = []
     for header, group in groups.items():
-        fields = list(schema.fields) + [StructField(c, StringType()) for c in header[len(required) :]]
+        fields = list(schema.fields) + [
+            StructField(c, StringType()) for c in header[len(required) :]
+        ]
         read_schema = StructType([*fields, StructField("_corrupt_record", StringType())])
         prefix = group[0].relative.rsplit("/", 2)[0] + "/"
         df = (
@@ -151,7 +153,9 @@ def read_loads(
     df = frames[0]
     for other in frames[1:]:
         df = df.unionByName(other)
-    kind_map = F.create_map(*[F.lit(x) for kv in sorted(kinds.items()) for x in kv]) if kinds else None
+    kind_map = (
+        F.create_map(*[F.lit(x) for kv in sorted(kinds.items()) for x in kv]) if kinds else None
+    )
     df = df.withColumn(
         "_load_kind", kind_map[F.col("_source_file")] if kind_map is not None else F.lit(None)
     ).withColumn(

@@ -20,9 +20,11 @@ def sqlalchemy_uri(settings: Settings) -> str:
         rest = uri.removeprefix("jdbc:postgresql://")
         auth = ""
         if settings.catalog_user:
-            auth = settings.catalog_user + (
-                f":{settings.catalog_password}" if settings.catalog_password else ""
-            ) + "@"
+            auth = (
+                settings.catalog_user
+                + (f":{settings.catalog_password}" if settings.catalog_password else "")
+                + "@"
+            )
         return f"postgresql+psycopg2://{auth}{rest}"
     raise ValueError(f"pyiceberg cannot open catalog URI {uri!r}")
 

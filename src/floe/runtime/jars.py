@@ -35,7 +35,9 @@ def _iceberg_candidates() -> tuple[str, ...]:
     if spec is None or spec.origin is None:
         return ()
     jars = Path(spec.origin).parent / "jars"
-    return tuple(str(p) for p in sorted(jars.glob(f"iceberg-spark-runtime-{SPARK_MINOR}_{SCALA}-*.jar")))
+    return tuple(
+        str(p) for p in sorted(jars.glob(f"iceberg-spark-runtime-{SPARK_MINOR}_{SCALA}-*.jar"))
+    )
 
 
 JARS: dict[str, JarSpec] = {

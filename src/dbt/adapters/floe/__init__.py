@@ -1,8 +1,8 @@
 """dbt's entry point for the `floe` adapter type (see floe.adapter)."""
 
 from dbt.adapters.base import AdapterPlugin
-from dbt.include import floe as floe_include
 
+from dbt.include import floe as floe_include
 from floe.adapter import FloeAdapter, FloeCredentials
 
 Plugin = AdapterPlugin(
