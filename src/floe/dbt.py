@@ -39,6 +39,7 @@ def run_dbt(
     *,
     vars: dict[str, Any] | None = None,
     project: Path | None = None,
+    profiles_dir: Path | None = None,
     target_path: Path | None = None,
     quiet: bool = False,
 ) -> DbtRun:
@@ -46,7 +47,8 @@ def run_dbt(
     from dbt.cli.main import dbtRunner
 
     root = project or project_dir()
-    argv = [*args, "--project-dir", str(root), "--profiles-dir", str(root / "profiles")]
+    profiles = profiles_dir or project_dir() / "profiles"
+    argv = [*args, "--project-dir", str(root), "--profiles-dir", str(profiles)]
     if vars:
         argv += ["--vars", yaml.safe_dump(vars, default_flow_style=True).strip()]
     if target_path is not None:

@@ -128,10 +128,10 @@ def generate(opts: GenerateOptions) -> WriteReport:
             n_inserts = max(1, opts.scale // 100)
             n_deletes = max(1, opts.scale // 200)
             ids = sorted(live)
-            for cid in rng.sample(ids, min(n_changes, len(ids))):
+            for i, cid in enumerate(rng.sample(ids, min(n_changes, len(ids)))):
                 live[cid] = _change(rng, live[cid])
                 events.append((cid, "U", live[cid], ts(rng.randrange(3600))))
-                if rng.random() < 0.1:  # a second change later the same day: latest wins
+                if i == 0 or rng.random() < 0.1:  # changed again the same day: latest wins
                     live[cid] = _change(rng, live[cid])
                     events.append((cid, "U", live[cid], ts(3600 + rng.randrange(3600))))
             for _ in range(n_inserts):

@@ -175,9 +175,13 @@ def _validate(df: DataFrame, files: Sequence[LoadFile]) -> None:
     bad_status = (F.col("_load_kind") == "changes") & (
         F.col(STATUS_COLUMN).isNull() | ~F.col(STATUS_COLUMN).isin(*STATUSES)
     )
+    # Spark parses only the columns a query reads: read them all, or a bad value
+    # in an unread column would go unnoticed.
+    data_columns = [c for c in df.columns if not c.startswith("_")]
     problems = (
         df.groupBy("_source_file")
         .agg(
+            F.sum(F.xxhash64(*data_columns)).alias("_checksum"),
             F.count(F.col("_corrupt_record")).alias("unparsable"),
             F.sum(F.when(bad_status, 1).otherwise(0)).alias("bad_status"),
             F.first(F.col("_corrupt_record"), ignorenulls=True).alias("example"),
