@@ -6,6 +6,7 @@ Used by the dbt profile (through the floe adapter), the CLI and the tests.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from floe.runtime.jars import resolve_jars
@@ -14,6 +15,7 @@ from floe.runtime.settings import Settings
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 SCHEMAS = ("raw", "staging", "intermediate", "marts", "snapshots", "dq", "audit")
 
 
@@ -42,7 +44,9 @@ def spark_conf(settings: Settings | None = None) -> dict[str, str]:
         # No Hive metastore (no Derby, no metastore_db/): Iceberg's catalog is the catalog.
         "spark.sql.catalogImplementation": "in-memory",
         "spark.sql.warehouse.dir": str(s.home / "spark-warehouse"),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={s.home}",
+        "spark.driver.extraJavaOptions": (
+            f"-Dderby.system.home={s.home} -Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()}"
+        ),
         "spark.sql.extensions": (
             "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
         ),
