@@ -55,6 +55,30 @@ def test_customer_landing_builds_once_then_only_new_files(spark, lakehouse, dbt)
     days = {r[0] for r in spark.sql(f"select distinct _load_date from {raw[0]}").collect()}
     assert len(days) == 4
 
+    # pyiceberg reads every table of the catalog, with the rows Spark sees.
+    catalog = open_catalog(lakehouse)
+    tables = [t for ns in catalog.list_namespaces() for t in catalog.list_tables(ns)]
+    assert {".".join(t) for t in tables} >= set(raw)
+    for identifier in tables:
+        name = ".".join(identifier)
+        arrow = catalog.load_table(identifier).scan().to_arrow()
+        assert arrow.num_rows == spark.table(name).count(), name
+
+
+def test_floe_build_generates_when_empty_and_summarizes(spark, lakehouse, monkeypatch):
+    from click.testing import CliRunner
+
+    from floe.cli import main
+
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(
+        main, ["build", "--days", "2", "--scale", "15", "-s", "+stg_customers__master"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "landing was empty: generated" in result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("raw.raw_customers__master"))
+    assert int(line.split()[1]) == _landed_rows(lakehouse.landing, "customer_master")
+
 
 def test_malformed_manifest_fails_the_build_naming_the_file(spark, lakehouse, dbt):
     generate(GenerateOptions(landing=lakehouse.landing, days=2, scale=10), ["customers"])
