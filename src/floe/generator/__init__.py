@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from floe.generator import customers
+from floe.generator import customers, dms, insurance
 from floe.generator.base import GenerateOptions, LandingConflictError, WriteReport
 
 # domain name -> writer. Each writer is deterministic in (seed, days, scale, start).
 DOMAINS: dict[str, Callable[[GenerateOptions], WriteReport]] = {
     "customers": customers.generate,
+    "dms": dms.generate,
+    "insurance": insurance.generate,
 }
 
 
