@@ -1,0 +1,82 @@
+"""Verify a table against its checks: compute metrics in one pass, judge, record.
+
+The one entry point shared by the dbt test (`floe_checks`), `floe dq run` and tests.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from floe.quality.analyzers import Metric, compute_metrics
+from floe.quality.checks import Check, CheckResult, evaluate, parse_checks
+from floe.quality.repository import MetricsRepository, current_snapshot_id, history_key
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass(frozen=True)
+class VerificationResult:
+    run_id: str
+    table: str
+    model: str
+    snapshot_id: int | None
+    metrics: list[Metric]
+    results: list[CheckResult]
+
+    @property
+    def errors(self) -> list[CheckResult]:
+        return [r for r in self.results if r.failed and r.severity == "error"]
+
+    @property
+    def warnings(self) -> list[CheckResult]:
+        return [r for r in self.results if r.failed and r.severity == "warn"]
+
+
+def verify(
+    spark: SparkSession,
+    table: str,
+    checks: Sequence[Check] | Iterable[Any],
+    *,
+    model: str | None = None,
+    run_id: str | None = None,
+    df: DataFrame | None = None,
+    repository: MetricsRepository | None = None,
+    store: bool = True,
+) -> VerificationResult:
+    """Run `checks` (parsed or YAML specs) on `table`; append to dq.* unless store=False."""
+    items = list(checks)
+    parsed = items if all(isinstance(c, Check) for c in items) else parse_checks(items)
+    model = model or table.split(".")[-1].strip("`")
+    run_id = run_id or uuid.uuid4().hex
+    frame = df if df is not None else spark.table(table)
+    snapshot = current_snapshot_id(spark, table) if df is None else None
+    metrics = compute_metrics(frame, [c.analyzer for c in parsed])
+    by_key = {m.analyzer.key(): m.value for m in metrics}
+
+    repo = repository or (MetricsRepository(spark) if store else None)
+    needs_history = any(c.anomaly is not None for c in parsed)
+    past = repo.history(model, exclude_run=run_id) if (repo and needs_history) else {}
+    results = evaluate(
+        parsed,
+        by_key,
+        model=model,
+        table=table,
+        history=lambda analyzer: [v for v in past.get(history_key(analyzer), []) if v is not None],
+    )
+    if store and repo is not None:
+        now = dt.datetime.now(dt.UTC)
+        repo.save_metrics(
+            run_id=run_id,
+            model=model,
+            table=table,
+            snapshot_id=snapshot,
+            metrics=metrics,
+            computed_at=now,
+        )
+        repo.save_results(run_id=run_id, snapshot_id=snapshot, results=results, checked_at=now)
+    return VerificationResult(run_id, table, model, snapshot, metrics, results)

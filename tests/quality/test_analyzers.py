@@ -1,0 +1,236 @@
+"""Analyzers against hand-computed values (NULLs, empty tables, all-NULL columns), one pass."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from pyspark.sql import functions as F
+
+from floe.quality.analyzers import (
+    AnalyzerError,
+    ApproxCountDistinct,
+    ApproxQuantile,
+    Completeness,
+    Compliance,
+    ContainedIn,
+    DataType,
+    Distinctness,
+    Maximum,
+    MaxLength,
+    Mean,
+    Minimum,
+    PatternMatch,
+    Size,
+    StandardDeviation,
+    Sum,
+    Uniqueness,
+    UniqueValueRatio,
+    compute_metrics,
+    infer_type,
+    plan,
+    scan_frame,
+)
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = "id int, name string, amount double, country string, code string, empty string"
+ROWS = [
+    (1, "ann", 10.0, "US", "12", None),
+    (2, "bob", 20.0, "DE", "3.5", None),
+    (3, None, None, "US", "x", None),
+    (4, "dan", -5.0, "FR", None, None),
+    (4, "eve", 15.0, None, "true", None),
+]
+
+
+@pytest.fixture(scope="module")
+def df(spark):
+    return spark.createDataFrame(ROWS, SCHEMA)
+
+
+def values(df, analyzers):
+    return [m.value for m in compute_metrics(df, analyzers)]
+
+
+def test_scan_analyzers_match_hand_computed(df):
+    got = values(
+        df,
+        [
+            Size(),
+            Completeness(("name",)),
+            Completeness(("empty",)),
+            ApproxCountDistinct(("country",)),
+            Minimum(("amount",)),
+            Maximum(("amount",)),
+            Mean(("amount",)),
+            Sum(("amount",)),
+            StandardDeviation(("amount",)),
+            ApproxQuantile(("amount",), quantile=0.5),
+            MaxLength(("name",)),
+            PatternMatch(("name",), pattern="^[a-d]"),
+            Compliance(predicate="amount > 0"),
+            ContainedIn(("country",), allowed=("US", "DE")),
+            DataType(("code",), value_kind="integral"),
+            DataType(("code",), value_kind="fractional"),
+            DataType(("code",), value_kind="boolean"),
+            DataType(("code",), value_kind="string"),
+            DataType(("id",), value_kind="integral"),
+        ],
+    )
+    amounts = [10.0, 20.0, -5.0, 15.0]
+    mean = sum(amounts) / 4
+    pstdev = math.sqrt(sum((a - mean) ** 2 for a in amounts) / 4)
+    expected = [
+        5.0,
+        4 / 5,
+        0.0,  # all-NULL column: complete share 0
+        3.0,
+        -5.0,
+        20.0,
+        mean,
+        40.0,
+        pstdev,
+        10.0,  # approx median of (-5, 10, 15, 20): lower middle
+        3.0,
+        3 / 4,  # ann, bob, dan start with a-d, eve does not; the NULL name is excluded
+        3 / 5,  # NULL amount is not compliant (Deequ)
+        3 / 4,  # NULL country excluded, FR not allowed
+        1 / 4,
+        1 / 4,
+        1 / 4,
+        1 / 4,
+        1.0,
+    ]
+    assert got == pytest.approx(expected)
+
+
+def test_filters_fold_into_the_same_pass(df):
+    got = values(
+        df,
+        [
+            Size(where="country = 'US'"),
+            Completeness(("name",), where="country = 'US'"),
+            Sum(("amount",), where="id <= 2"),
+            Uniqueness(("id",), where="id >= 3"),
+        ],
+    )
+    assert got == pytest.approx([2.0, 0.5, 30.0, 1 / 3])
+
+
+def test_grouping_analyzers(df):
+    got = values(
+        df,
+        [
+            Uniqueness(("id",)),
+            Distinctness(("id",)),
+            UniqueValueRatio(("id",)),
+            Uniqueness(("id", "country")),
+            Uniqueness(("country",)),
+        ],
+    )
+    # id: 1,2,3,4,4 -> 3 singletons over 5 rows; 4 distinct; 3 of 4 distinct are unique.
+    # (id, country): all 5 pairs distinct. country: US,DE,US,FR,NULL -> rows with a value 4,
+    # singletons DE, FR.
+    assert got == pytest.approx([3 / 5, 4 / 5, 3 / 4, 1.0, 2 / 4])
+
+
+def test_empty_table_and_all_null_columns(spark):
+    empty = spark.createDataFrame([], SCHEMA)
+    got = values(
+        empty,
+        [
+            Size(),
+            Completeness(("name",)),
+            Mean(("amount",)),
+            Uniqueness(("id",)),
+            Compliance(predicate="amount > 0"),
+            ApproxCountDistinct(("name",)),
+        ],
+    )
+    assert got == [0.0, None, None, None, None, 0.0]
+    nulls = spark.createDataFrame([(None,), (None,)], "x double")
+    assert values(nulls, [Completeness(("x",)), Maximum(("x",)), Uniqueness(("x",))]) == [
+        0.0,
+        None,
+        None,
+    ]
+
+
+def test_bad_declarations_are_rejected_with_a_clear_message(df):
+    with pytest.raises(AnalyzerError, match="no column 'nope'"):
+        compute_metrics(df, [Completeness(("nope",))])
+    with pytest.raises(AnalyzerError, match="kind"):
+        DataType(("code",), value_kind="number")
+    with pytest.raises(AnalyzerError, match="quantile"):
+        ApproxQuantile(("amount",), quantile=2.0)
+
+
+def test_plan_is_one_scan_plus_one_grouping_per_column_set():
+    p = plan(
+        [
+            Size(),
+            Completeness(("a",)),
+            Uniqueness(("a",)),
+            Distinctness(("a",), where="b > 0"),
+            Uniqueness(("a", "b")),
+            Size(),  # duplicates are computed once
+        ]
+    )
+    assert len(p.scan) == 2
+    assert sorted(p.grouping) == [("a",), ("a", "b")]
+    assert p.passes == 3
+
+
+SCAN_ONLY = [
+    Size(),
+    Completeness(("name",)),
+    Mean(("amount",)),
+    Maximum(("amount",)),
+    PatternMatch(("name",), pattern="a"),
+    ContainedIn(("country",), allowed=("US",)),
+    DataType(("code",), value_kind="integral"),
+    Sum(("amount",), where="id > 1"),
+    Completeness(("code",), where="country = 'US'"),
+]
+
+
+_GROUPS = itertools.count()
+
+
+def _jobs(spark, action) -> int:
+    tracker = spark.sparkContext.statusTracker()
+    group = f"dq-one-pass-{next(_GROUPS)}"
+    spark.sparkContext.setJobGroup(group, "dq one-pass test")
+    try:
+        action()
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return len(tracker.getJobIdsForGroup(group))
+
+
+def test_one_pass_plan_scans_the_iceberg_table_once(spark, lakehouse):
+    spark.createDataFrame(ROWS, SCHEMA).writeTo("dq.one_pass_probe").using("iceberg").create()
+    table = spark.table("dq.one_pass_probe")
+    frame, _ = scan_frame(table, SCAN_ONLY)
+    physical = frame._jdf.queryExecution().executedPlan().toString()
+    assert physical.count("BatchScan") == 1, physical
+    # Partial + final aggregate of ONE aggregation, whatever the number of analyzers.
+    assert physical.count("HashAggregate") + physical.count("ObjectHashAggregate") == 2
+
+    # Spark jobs: nine filtered analyzers cost what one aggregate costs ...
+    baseline = _jobs(spark, lambda: table.agg(F.sum("amount")).collect())
+    assert _jobs(spark, lambda: compute_metrics(table, SCAN_ONLY)) == baseline
+    # ... and a uniqueness column set adds one grouping, not one query per analyzer.
+    grouped = [*SCAN_ONLY, Uniqueness(("id",)), Distinctness(("id",)), UniqueValueRatio(("id",))]
+    group_jobs = _jobs(spark, lambda: compute_metrics(table, [Uniqueness(("id",))]))
+    assert _jobs(spark, lambda: compute_metrics(table, grouped)) == baseline + group_jobs
+
+
+def test_infer_type_follows_deequ_precedence():
+    assert infer_type({"integral": 1.0}) == "Integral"
+    assert infer_type({"integral": 0.5, "fractional": 0.5}) == "Fractional"
+    assert infer_type({"integral": 0.9, "string": 0.1}) == "String"
+    assert infer_type({"boolean": 1.0}) == "Boolean"
+    assert infer_type({}) == "Unknown"
