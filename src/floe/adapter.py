@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.base import PythonJobHelper
+from dbt.adapters.base import PythonJobHelper, available
 from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.spark import SparkAdapter, SparkCredentials
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod
@@ -82,6 +82,13 @@ class FloeAdapter(SparkAdapter):
     @property
     def python_submission_helpers(self) -> dict[str, type[PythonJobHelper]]:
         return {**super().python_submission_helpers, "session": SessionPythonJobHelper}
+
+    @available
+    def floe_run_checks(self, relation: Any, checks: Any, model_name: str, run_id: str) -> Any:
+        """Data-quality checks of a built model, for the `floe_checks` test (floe.quality)."""
+        from floe.quality.dbt_bridge import run_checks_for
+
+        return run_checks_for(relation, checks, model_name, run_id)
 
     def list_relations_without_caching(self, schema_relation: Any) -> list[Any]:
         schema = schema_relation.schema
