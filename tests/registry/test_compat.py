@@ -676,3 +676,32 @@ def test_avro_schema_reads_itself(types: list) -> None:
         fields.append(f(f"f{i}", t))
     schema = rec(*fields)
     assert reader_violations(schema, schema, "AVRO") == []
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.floats(-5, 5, allow_nan=False)
+    | st.sampled_from(["a", "b", "x"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), inner, max_size=4)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_objects, json_objects, st.lists(json_values, min_size=5, max_size=15))
+def test_json_verdict_is_sound(writer: dict, reader: dict, instances: list) -> None:
+    """When the checker accepts, no sampled instance valid for the writer breaks the reader."""
+    import jsonschema
+
+    if reader_violations(reader, writer, "JSON"):
+        return
+    w_ok = jsonschema.Draft7Validator(writer).is_valid
+    r_ok = jsonschema.Draft7Validator(reader).is_valid
+    for instance in instances:
+        if w_ok(instance):
+            assert r_ok(instance), (writer, reader, instance)
