@@ -147,8 +147,8 @@ def _run(opts: GenerateOptions, report: WriteReport | None) -> dict[int, Policy]
     for day_index, load_date in enumerate(opts.load_dates()):
         if day_index == 0:
             taken = {p.policy_id for p in SEED_FULL + SYNTH_FULL}
-            extra = []
-            while len(extra) < 25 - len(taken):
+            extra: list[Policy] = []
+            while len(taken) < 25:
                 pid = 100400 + rng.randrange(400)
                 if pid not in taken and pid not in SEED_CDC_KEYS:
                     taken.add(pid)
