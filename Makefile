@@ -54,6 +54,7 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/sqlfluff lint $(SQL_DIRS)
+	$(BIN)/floe registry check
 
 fmt: setup
 	$(BIN)/ruff check --fix .

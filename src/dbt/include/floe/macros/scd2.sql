@@ -92,7 +92,8 @@
             {{ compiled_code | replace('__FLOE_SCD2_LOAD_DATE__', load_date) }}
         {%- endcall -%}
         {%- set columns = floe_scd2_columns(src_view, cfg) -%}
-        {%- set changes = floe_scd2_stage(target_relation, src_view, columns, cfg, eff, full_extract) -%}
+        {%- set changes = floe_scd2_stage(
+            target_relation, src_view, columns, cfg, eff, full_extract, load_date in applied) -%}
         {%- if changes.total > 0 -%}
             {%- call statement('merge_' ~ loop.index) -%}
                 {{ floe_scd2_merge_sql(target_relation, changes.view, columns, cfg, eff) }}
@@ -266,16 +267,21 @@
 {% endmacro %}
 
 
-{% macro floe_scd2_stage(target, src_view, columns, cfg, eff, full_extract) %}
+{% macro floe_scd2_stage(target, src_view, columns, cfg, eff, full_extract, reapply) %}
     {#-
-        Tag each key against the current rows and stage the MERGE input:
-        one 'match' row per U/D (expire, or replace/delete in place when the
-        current version is this load's own: a same-day correction) and one
-        'insert' row per new version, numbered max(sk) + 1.. in key order.
+        Tag each key against the table as it was before this load (P) and stage
+        the MERGE input: one 'match' row per key to expire (U, D) or, when the
+        load is applied again (a late file, a same-day correction), per key
+        the earlier application touched, so that it is rolled back; and one
+        'insert' row per new version, numbered max(sk of P) + 1.. in key order.
+        Re-applying a load therefore yields exactly what applying its final
+        content once yields, which is what a full refresh does.
     -#}
     {%- set view = make_temp_relation(this, '__scd2_changes').include(database=false, schema=false) -%}
     {%- set deleted = 's._scd2_deleted' if columns.flags_deletes else 'false' -%}
     {%- set k0 = cfg.key_cols[0] -%}
+    {%- set vf, vt = cfg.valid_from, cfg.valid_to -%}
+    {%- set day_before = "date_sub(date'" ~ eff ~ "', 1)" -%}
     {%- call statement('stage') -%}
         create or replace temporary view {{ view }} as
         with
@@ -285,10 +291,22 @@
             from {{ src_view }} as s
         ),
         cur as (
+            {#- The current rows of P: what was current before this load. -#}
             select t.*, {{ floe_scd2_hash('t', columns.tracked) }} as _scd2_hash
             from {{ target }} as t
-            where t.{{ cfg.valid_to }} = date'{{ cfg.sentinel }}'
+            where t.{{ vt }} = date'{{ cfg.sentinel }}'
+            {%- if reapply %}
+                and t.{{ vf }} < date'{{ eff }}'
+                or t.{{ vt }} = {{ day_before }}
+            {%- endif %}
         ),
+        {%- if reapply %}
+        footprint as (
+            select distinct {{ cfg.key_cols | join(', ') }}
+            from {{ target }}
+            where {{ vf }} = date'{{ eff }}' or {{ vt }} = {{ day_before }}
+        ),
+        {%- endif %}
         tagged as (
             select
                 {%- for k in cfg.key_cols %}
@@ -297,7 +315,6 @@
                 {%- for a in columns.attrs %}
                 s.{{ a }},
                 {%- endfor %}
-                c.{{ cfg.valid_from }} = date'{{ eff }}' as _scd2_same_day,
                 case
                     when c.{{ k0 }} is null and (s.{{ k0 }} is null or s._scd2_del) then 'N'
                     when c.{{ k0 }} is null then 'I'
@@ -310,39 +327,54 @@
             {{ 'full outer' if full_extract else 'left' }} join cur as c
                 on {{ floe_scd2_key_join('s', 'c', cfg.key_cols) }}
         ),
-        changed as (
-            select * from tagged where _scd2_op <> 'N'
-        ),
         max_sk as (
-            select coalesce(max({{ cfg.sk }}), 0) as max_sk from {{ target }}
+            select coalesce(max({{ cfg.sk }}), 0) as max_sk
+            from {{ target }}
+            {%- if reapply %}
+            where {{ vf }} < date'{{ eff }}'
+            {%- endif %}
         )
-        select 'match' as _scd2_row, c.*, cast(null as bigint) as _scd2_sk
-        from changed as c
-        where c._scd2_op in ('U', 'D')
+        select 'match' as _scd2_row, t.*, cast(null as bigint) as _scd2_sk
+        from tagged as t
+        where t._scd2_op in ('U', 'D')
+        {%- if reapply %}
         union all
-        select 'insert' as _scd2_row, c.*,
+        select 'match' as _scd2_row, t.*, cast(null as bigint) as _scd2_sk
+        from tagged as t
+        left semi join footprint as f on {{ floe_scd2_key_join('t', 'f', cfg.key_cols) }}
+        where t._scd2_op in ('N', 'I')
+        union all
+        -- footprint keys the new content no longer mentions: rolled back too
+        select 'match' as _scd2_row,
+            {%- for k in cfg.key_cols %} f.{{ k }},{% endfor %}
+            {%- for a in columns.attrs %} null as {{ a }},{% endfor %}
+            'N' as _scd2_op, cast(null as bigint) as _scd2_sk
+        from footprint as f
+        left anti join tagged as t on {{ floe_scd2_key_join('f', 't', cfg.key_cols) }}
+        {%- endif %}
+        union all
+        select 'insert' as _scd2_row, t.*,
             m.max_sk + row_number() over (
-                order by {% for k in cfg.key_cols %}c.{{ k }}{{ ', ' if not loop.last }}{% endfor %}
+                order by {% for k in cfg.key_cols %}t.{{ k }}{{ ', ' if not loop.last }}{% endfor %}
             ) as _scd2_sk
-        from changed as c
+        from tagged as t
         cross join max_sk as m
-        where c._scd2_op = 'I' or (c._scd2_op = 'U' and not c._scd2_same_day)
+        where t._scd2_op in ('I', 'U')
     {%- endcall -%}
     {#- Computed once: the counts below and the MERGE read the cached rows. -#}
     {%- call statement('cache_stage') -%}
         cache table {{ view }}
     {%- endcall -%}
     {%- set counts = run_query(
-        "select _scd2_op, _scd2_row, coalesce(_scd2_same_day, false), count(*) from " ~ view
-        ~ " group by 1, 2, 3") -%}
-    {%- set c = {'inserted': 0, 'updated': 0, 'deleted': 0, 'replaced': 0} -%}
+        "select _scd2_row, _scd2_op, count(*) from " ~ view ~ " group by 1, 2") -%}
+    {%- set c = {'inserted': 0, 'changed': 0, 'deleted': 0, 'rolled_back': 0} -%}
     {%- set total = namespace(n=0) -%}
     {%- for r in counts -%}
-        {%- set total.n = total.n + r[3] -%}
-        {%- if r[1] == 'insert' and r[0] == 'I' -%}{%- do c.update({'inserted': c.inserted + r[3]}) -%}
-        {%- elif r[1] == 'match' and r[0] == 'U' and r[2] -%}{%- do c.update({'replaced': c.replaced + r[3]}) -%}
-        {%- elif r[1] == 'match' and r[0] == 'U' -%}{%- do c.update({'updated': c.updated + r[3]}) -%}
-        {%- elif r[1] == 'match' and r[0] == 'D' -%}{%- do c.update({'deleted': c.deleted + r[3]}) -%}
+        {%- set total.n = total.n + r[2] -%}
+        {%- if r[0] == 'insert' and r[1] == 'I' -%}{%- do c.update({'inserted': c.inserted + r[2]}) -%}
+        {%- elif r[0] == 'match' and r[1] == 'U' -%}{%- do c.update({'changed': c.changed + r[2]}) -%}
+        {%- elif r[0] == 'match' and r[1] == 'D' -%}{%- do c.update({'deleted': c.deleted + r[2]}) -%}
+        {%- elif r[0] == 'match' -%}{%- do c.update({'rolled_back': c.rolled_back + r[2]}) -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return({'view': view, 'total': total.n, 'counts': c}) }}
@@ -350,22 +382,25 @@
 
 
 {% macro floe_scd2_merge_sql(target, staged, columns, cfg, eff) %}
+    {%- set vf, vt = cfg.valid_from, cfg.valid_to -%}
+    {%- set day_before = "date_sub(date'" ~ eff ~ "', 1)" -%}
     merge into {{ target }} as t
     using {{ staged }} as s
     on s._scd2_row = 'match'
         and {{ floe_scd2_key_join('t', 's', cfg.key_cols) }}
-        and t.{{ cfg.valid_to }} = date'{{ cfg.sentinel }}'
-    when matched and s._scd2_op = 'U' and s._scd2_same_day then update set
-        {%- for a in columns.attrs %}
-        t.{{ a }} = s.{{ a }}{{ ',' if not loop.last }}
-        {%- endfor %}
-    when matched and s._scd2_op = 'D' and s._scd2_same_day then delete
-    when matched then update set
-        t.{{ cfg.valid_to }} = date_sub(date'{{ eff }}', 1)
+        and (t.{{ vt }} = date'{{ cfg.sentinel }}'
+             or t.{{ vt }} = {{ day_before }} or t.{{ vf }} = date'{{ eff }}')
+    {#- Rows an earlier application of this load inserted: replaced by this one. -#}
+    when matched and t.{{ vf }} = date'{{ eff }}' then delete
+    when matched and s._scd2_op in ('U', 'D') then update set
+        t.{{ vt }} = {{ day_before }}
+    {#- Expired by an earlier application of this load, unchanged now: current again. -#}
+    when matched and t.{{ vt }} <> date'{{ cfg.sentinel }}' then update set
+        t.{{ vt }} = date'{{ cfg.sentinel }}'
     when not matched and s._scd2_row = 'insert' then insert (
         {{ cfg.sk }},
         {%- for c in columns.data %} {{ c }},{% endfor %}
-        {{ cfg.valid_from }}, {{ cfg.valid_to }}
+        {{ vf }}, {{ vt }}
     ) values (
         s._scd2_sk,
         {%- for c in columns.data %} s.{{ c }},{% endfor %}
