@@ -1,0 +1,44 @@
+"""`floe maintain`: per-table Iceberg maintenance by the policy each table carries."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from floe.maintenance.core import FLOE_SCHEMAS
+
+
+@click.command()
+@click.option(
+    "--schema",
+    "schemas",
+    multiple=True,
+    help=f"Schema to maintain (repeatable; default: {', '.join(FLOE_SCHEMAS)}).",
+)
+@click.option("--table", "tables", multiple=True, help="Only this schema.table (repeatable).")
+def maintain(schemas: tuple[str, ...], tables: tuple[str, ...]) -> None:
+    """Compact, rewrite manifests, expire snapshots and remove orphan files.
+
+    Each table's policy comes from its properties (set from the model's
+    `meta.maintenance` in YAML). Run it while nothing else writes to the lake.
+    """
+    from floe.maintenance.core import maintain_table, tables_in
+    from floe.runtime import get_spark
+
+    spark = get_spark()
+    targets = list(tables) or tables_in(spark, schemas or FLOE_SCHEMAS)
+    if not targets:
+        click.echo("no Iceberg tables found")
+        return
+    failed = []
+    for i, table in enumerate(targets, 1):
+        click.echo(f"[{i}/{len(targets)}] {table} ...", err=True)
+        try:
+            click.echo(maintain_table(spark, table).line())
+        except Exception as exc:  # one table's failure must not stop the others
+            failed.append(table)
+            click.echo(f"{table}: FAILED {type(exc).__name__}: {exc}", err=True)
+    if failed:
+        click.echo(f"maintenance failed for: {', '.join(failed)}", err=True)
+        sys.exit(1)

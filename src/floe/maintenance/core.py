@@ -1,0 +1,173 @@
+"""Maintenance of one Iceberg table, driven by the policy stored on the table.
+
+A model declares its policy in YAML (`meta.maintenance`, see the adapter's
+properties.sql); the build writes it as table properties, Iceberg's own where
+they exist (`history.expire.min-snapshots-to-keep`,
+`history.expire.max-snapshot-age-ms`) and floe's otherwise
+(`floe.maintain.compact-min-files`, `floe.maintain.orphan-age-days`). So
+`floe maintain` needs no dbt project: it reads each table's properties.
+
+Order of the steps matters: compaction and manifest rewrite first (they add a
+snapshot), then expiry (which can now drop the files compaction replaced), then
+orphan removal. Each step runs only when there is something to do, so a second
+run right after the first commits nothing.
+
+Safe while nothing else writes: orphan removal cannot tell a file a concurrent
+writer is about to commit from garbage, which is why it only removes files
+older than `orphan-age-days` (default 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DAY_MS = 86_400_000
+FLOE_SCHEMAS = ("raw", "staging", "intermediate", "marts", "snapshots", "dq", "audit")
+
+
+@dataclass(frozen=True)
+class MaintenancePolicy:
+    keep_snapshots: int = 5
+    max_snapshot_age_ms: int = 7 * DAY_MS
+    compact_min_files: int = 10
+    orphan_age_days: float = 3.0
+    sort: bool = False  # the table has a sort order (sort_by): compact with 'sort'
+
+    @classmethod
+    def from_properties(cls, props: dict[str, str]) -> MaintenancePolicy:
+        base = cls()
+        return cls(
+            keep_snapshots=int(
+                props.get("history.expire.min-snapshots-to-keep", base.keep_snapshots)
+            ),
+            max_snapshot_age_ms=int(
+                props.get("history.expire.max-snapshot-age-ms", base.max_snapshot_age_ms)
+            ),
+            compact_min_files=int(
+                props.get("floe.maintain.compact-min-files", base.compact_min_files)
+            ),
+            orphan_age_days=float(props.get("floe.maintain.orphan-age-days", base.orphan_age_days)),
+            sort=bool(props.get("floe.sort-by")),
+        )
+
+
+@dataclass
+class TableState:
+    data_files: int
+    delete_files: int
+    snapshots: int
+    manifests: int
+
+
+@dataclass
+class TableReport:
+    table: str
+    before: TableState
+    after: TableState
+    actions: list[str] = field(default_factory=list)
+    expired_snapshots: int = 0
+    orphans_removed: int = 0
+
+    def line(self) -> str:
+        b, a = self.before, self.after
+        done = ", ".join(self.actions) or "nothing to do"
+        return (
+            f"{self.table}: data files {b.data_files} -> {a.data_files}, "
+            f"delete files {b.delete_files} -> {a.delete_files}, "
+            f"snapshots {b.snapshots} -> {a.snapshots} ({self.expired_snapshots} expired), "
+            f"manifests {b.manifests} -> {a.manifests}, "
+            f"orphan files removed {self.orphans_removed} [{done}]"
+        )
+
+
+def _state(spark: SparkSession, table: str) -> TableState:
+    files = spark.sql(
+        f"select coalesce(sum(if(content = 0, 1, 0)), 0), coalesce(sum(if(content != 0, 1, 0)), 0)"
+        f" from {table}.files"
+    ).first()
+    snapshots = spark.sql(f"select count(*) from {table}.snapshots").first()[0]
+    manifests = spark.sql(f"select count(*) from {table}.manifests").first()[0]
+    return TableState(int(files[0]), int(files[1]), int(snapshots), int(manifests))
+
+
+def table_properties(spark: SparkSession, table: str) -> dict[str, str]:
+    return {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
+
+
+def tables_in(spark: SparkSession, schemas: tuple[str, ...] = FLOE_SCHEMAS) -> list[str]:
+    """Iceberg tables (not views) of `schemas`, as `schema.table`."""
+    found = []
+    existing = {r[0] for r in spark.sql("show namespaces").collect()}
+    for schema in schemas:
+        if schema not in existing:
+            continue
+        views = {r.viewName for r in spark.sql(f"show views in {schema}").collect()}
+        for row in spark.sql(f"show tables in {schema}").collect():
+            if row.tableName not in views and not row.isTemporary:
+                found.append(f"{schema}.{row.tableName}")
+    return sorted(found)
+
+
+def maintain_table(
+    spark: SparkSession,
+    table: str,
+    policy: MaintenancePolicy | None = None,
+    *,
+    catalog: str = "lake",
+    now: datetime | None = None,
+) -> TableReport:
+    """Compact, rewrite manifests, expire snapshots and remove orphans of `table` per policy."""
+    policy = policy or MaintenancePolicy.from_properties(table_properties(spark, table))
+    now = now or datetime.now()
+    before = _state(spark, table)
+    report = TableReport(table, before, before)
+    quoted = table.replace("'", "''")
+
+    if before.data_files >= policy.compact_min_files or before.delete_files > 0:
+        strategy = "sort" if policy.sort else "binpack"
+        row = spark.sql(
+            f"call {catalog}.system.rewrite_data_files(table => '{quoted}', "
+            f"strategy => '{strategy}', options => map("
+            "'min-input-files', '2', 'delete-file-threshold', '1', "
+            "'partial-progress.enabled', 'false'))"
+        ).first()
+        if row and row["rewritten_data_files_count"]:
+            report.actions.append(
+                f"rewrite_data_files {strategy}: {row['rewritten_data_files_count']} -> "
+                f"{row['added_data_files_count']}"
+            )
+    if _state(spark, table).manifests > 1:
+        row = spark.sql(f"call {catalog}.system.rewrite_manifests('{quoted}')").first()
+        if row and row["rewritten_manifests_count"]:
+            report.actions.append(
+                f"rewrite_manifests: {row['rewritten_manifests_count']} -> "
+                f"{row['added_manifests_count']}"
+            )
+
+    cutoff = now - timedelta(milliseconds=policy.max_snapshot_age_ms)
+    snapshots_before = _state(spark, table).snapshots
+    if snapshots_before > policy.keep_snapshots:
+        spark.sql(
+            f"call {catalog}.system.expire_snapshots(table => '{quoted}', "
+            f"older_than => timestamp '{cutoff:%Y-%m-%d %H:%M:%S}', "
+            f"retain_last => {policy.keep_snapshots})"
+        ).collect()
+        report.expired_snapshots = snapshots_before - _state(spark, table).snapshots
+        if report.expired_snapshots:
+            report.actions.append(f"expire_snapshots: {report.expired_snapshots}")
+
+    orphan_cutoff = now - timedelta(days=policy.orphan_age_days)
+    orphans = spark.sql(
+        f"call {catalog}.system.remove_orphan_files(table => '{quoted}', "
+        f"older_than => timestamp '{orphan_cutoff:%Y-%m-%d %H:%M:%S}')"
+    ).collect()
+    report.orphans_removed = len(orphans)
+    if orphans:
+        report.actions.append(f"remove_orphan_files: {len(orphans)}")
+    report.after = _state(spark, table)
+    return report
