@@ -54,9 +54,7 @@ def _desc_key(row: dict, attrs: tuple[str, ...]) -> tuple:
     def part(v):
         return (0, v) if v is not None else (-1, "")
 
-    return tuple(
-        part(row.get(c)) for c in ("row_audit_ts", "_file", "rec_source_status", *attrs)
-    )
+    return tuple(part(row.get(c)) for c in ("row_audit_ts", "_file", "rec_source_status", *attrs))
 
 
 def _apply(state: dict[int, dict], rows: list[dict], kind: str, attrs) -> dict[int, dict]:

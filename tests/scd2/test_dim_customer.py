@@ -181,8 +181,14 @@ def test_scd2_history_edge_cases(spark, lakehouse, dbt):
     assert dim_rows(spark) == corrected
 
     # 6. A load older than the last applied one is refused, naming both dates.
-    land(landing, D2, "changes", master=[(7, "Gus", "Orr", "Acme", T2, "I")], address=[],
-         part="part-00001")
+    land(
+        landing,
+        D2,
+        "changes",
+        master=[(7, "Gus", "Orr", "Acme", T2, "I")],
+        address=[],
+        part="part-00001",
+    )
     run = dbt(["build", "-s", SELECT], expect_success=False)
     assert not run.success
     message = " ".join(run.failures)
