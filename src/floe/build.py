@@ -9,10 +9,15 @@ import click
 from floe.runtime import SCHEMAS, Settings
 
 
-def _landing_is_empty(settings: Settings) -> bool:
-    return not settings.landing.exists() or not any(
-        p.is_file() for p in settings.landing.rglob("*")
-    )
+def _missing_domains(settings: Settings) -> list[str]:
+    """Demo domains with nothing landed yet (each lands under <landing>/<domain>/)."""
+    from floe.generator import DOMAINS
+
+    def landed(domain: str) -> bool:
+        folder = settings.landing / domain
+        return folder.is_dir() and any(p.is_file() for p in folder.rglob("*"))
+
+    return [d for d in DOMAINS if not landed(d)]
 
 
 def table_summary(spark) -> list[tuple[str, int, int | None]]:
@@ -43,9 +48,11 @@ def build(days: int, scale: int, select: tuple[str, ...], full_refresh: bool) ->
     from floe.runtime import get_spark
 
     settings = Settings.from_env()
-    if _landing_is_empty(settings):
-        report = generate(GenerateOptions(landing=settings.landing, days=days, scale=scale))
-        click.echo(f"landing was empty: generated {len(report.written)} demo files")
+    missing = _missing_domains(settings)
+    if missing:
+        opts = GenerateOptions(landing=settings.landing, days=days, scale=scale)
+        report = generate(opts, missing)
+        click.echo(f"generated {len(report.written)} demo files for {', '.join(missing)}")
     started = time.perf_counter()
     spark = get_spark(settings)
     click.echo(
