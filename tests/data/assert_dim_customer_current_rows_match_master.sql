@@ -9,7 +9,9 @@ last_applied as (
 ),
 
 this_load as (
-    select l.load_date, l.last_full_date
+    select
+        l.load_date,
+        l.last_full_date
     from {{ ref('int_customers__loads') }} as l
     inner join last_applied as a on l.load_date = a.load_date
 ),
@@ -39,7 +41,7 @@ live as (
 current_rows as (
     select customer_id
     from {{ ref('dim_customer') }}
-    where rec_exp_dt = date'9999-12-31'
+    where rec_exp_dt = date '9999-12-31'
 )
 
 select

@@ -4,9 +4,17 @@
 with
 
 files as (
-    select load_date, load_kind, source_file from {{ ref('stg_customers__master') }}
+    select
+        load_date,
+        load_kind,
+        source_file
+    from {{ ref('stg_customers__master') }}
     union all
-    select load_date, load_kind, source_file from {{ ref('stg_customers__address') }}
+    select
+        load_date,
+        load_kind,
+        source_file
+    from {{ ref('stg_customers__address') }}
 ),
 
 loads as (

@@ -9,7 +9,9 @@
 with
 
 this_load as (
-    select load_date, last_full_date
+    select
+        load_date,
+        last_full_date
     from {{ ref('int_customers__loads') }}
     where load_date = {{ floe_scd2_load_date() }}
 ),
