@@ -175,12 +175,15 @@ def test_plan_is_one_scan_plus_one_grouping_per_column_set():
             Uniqueness(("a",)),
             Distinctness(("a",), where="b > 0"),
             Uniqueness(("a", "b")),
+            ApproxQuantile(("a",), quantile=0.5),
+            ApproxCountDistinct(("b",)),
             Size(),  # duplicates are computed once
         ]
     )
     assert len(p.scan) == 2
+    assert len(p.sketch) == 2
     assert sorted(p.grouping) == [("a",), ("a", "b")]
-    assert p.passes == 3
+    assert p.passes == 4
 
 
 SCAN_ONLY = [
@@ -207,6 +210,8 @@ def _jobs(spark, action) -> int:
         action()
     finally:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    # The status tracker is fed by the asynchronous listener bus: let it catch up.
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
     return len(tracker.getJobIdsForGroup(group))
 
 
@@ -222,6 +227,10 @@ def test_one_pass_plan_scans_the_iceberg_table_once(spark, lakehouse):
     # Spark jobs: nine filtered analyzers cost what one aggregate costs ...
     baseline = _jobs(spark, lambda: table.agg(F.sum("amount")).collect())
     assert _jobs(spark, lambda: compute_metrics(table, SCAN_ONLY)) == baseline
+    # ... sketches (HLL, quantiles) share ONE more aggregation, however many there are ...
+    sketches = [ApproxCountDistinct(("country",)), ApproxCountDistinct(("id",))]
+    sketches += [ApproxQuantile(("amount",), quantile=q) for q in (0.1, 0.5, 0.9)]
+    assert _jobs(spark, lambda: compute_metrics(table, [*SCAN_ONLY, *sketches])) == 2 * baseline
     # ... and a uniqueness column set adds one grouping, not one query per analyzer.
     grouped = [*SCAN_ONLY, Uniqueness(("id",)), Distinctness(("id",)), UniqueValueRatio(("id",))]
     group_jobs = _jobs(spark, lambda: compute_metrics(table, [Uniqueness(("id",))]))

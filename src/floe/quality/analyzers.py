@@ -2,7 +2,11 @@
 
 Deequ's central idea, kept here without its jar: every metric a table's checks need is an
 aggregate, and aggregates over the same rows can share one scan. Each *scan* analyzer
-contributes aggregate `Column`s to a single `df.agg(...)`; each *grouping* analyzer
+contributes aggregate `Column`s to a single `df.agg(...)`. The two *sketch* analyzers
+(approx_count_distinct, approx_quantile) are imperative aggregates, and one of them in an
+aggregation switches Spark's whole-stage code generation off for ALL its aggregates, so
+they share a second aggregation of their own, which reads only their columns from the
+columnar table (measured in bench/bench_dq.py and docs/decisions/0007). Each *grouping* analyzer
 (uniqueness, distinctness, unique-value ratio) needs value frequencies, so analyzers over the
 same column set share one `groupBy(columns)` whose per-filter counts feed all of them.
 A per-analyzer `where` filter is folded into its aggregates (`when(where, ...)`) rather
@@ -48,7 +52,9 @@ class Analyzer:
     """One metric over a table. `where` is an optional SQL predicate restricting the rows."""
 
     name: ClassVar[str] = ""
-    kind: ClassVar[str] = "scan"  # "scan" (one shared agg) or "grouping" (shared groupBy)
+    # "scan" (the shared aggregation), "sketch" (the shared aggregation of imperative
+    # sketches) or "grouping" (one shared groupBy per column set).
+    kind: ClassVar[str] = "scan"
     columns: tuple[str, ...] = ()
     where: str | None = None
 
@@ -135,6 +141,7 @@ class Completeness(Analyzer):
 @dataclass(frozen=True)
 class ApproxCountDistinct(Analyzer):
     name: ClassVar[str] = "approx_count_distinct"
+    kind: ClassVar[str] = "sketch"
 
     def aggregates(self, df: DataFrame) -> list[Column]:
         from pyspark.sql import functions as F
@@ -198,9 +205,12 @@ class MaxLength(Analyzer):
 
 @dataclass(frozen=True)
 class ApproxQuantile(Analyzer):
+    """Approximate quantile; `accuracy` 1000 = relative rank error 0.001 (Deequ uses 0.01)."""
+
     name: ClassVar[str] = "approx_quantile"
+    kind: ClassVar[str] = "sketch"
     quantile: float = 0.5
-    accuracy: int = 10000
+    accuracy: int = 1000
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.quantile <= 1.0:
@@ -396,14 +406,16 @@ class Metric:
 
 @dataclass
 class Plan:
-    """How `compute_metrics` will run: one aggregate pass + one groupBy per column set."""
+    """How `compute_metrics` will run: one aggregation for scan analyzers, one for
+    sketches, one groupBy per column set."""
 
     scan: list[Analyzer] = field(default_factory=list)
+    sketch: list[Analyzer] = field(default_factory=list)
     grouping: dict[tuple[str, ...], list[Analyzer]] = field(default_factory=dict)
 
     @property
     def passes(self) -> int:
-        return (1 if self.scan else 0) + len(self.grouping)
+        return (1 if self.scan else 0) + (1 if self.sketch else 0) + len(self.grouping)
 
 
 def plan(analyzers: Sequence[Analyzer]) -> Plan:
@@ -415,6 +427,8 @@ def plan(analyzers: Sequence[Analyzer]) -> Plan:
         seen.add(analyzer.key())
         if analyzer.kind == "grouping":
             result.grouping.setdefault(tuple(analyzer.columns), []).append(analyzer)
+        elif analyzer.kind == "sketch":
+            result.sketch.append(analyzer)
         else:
             result.scan.append(analyzer)
     return result
@@ -437,7 +451,8 @@ def _check_columns(df: DataFrame, analyzers: Sequence[Analyzer]) -> None:
 def compute_metrics(
     df: DataFrame, analyzers: Sequence[Analyzer], *, cache: bool = False
 ) -> list[Metric]:
-    """All metrics of `analyzers` on `df`: one aggregation + one groupBy per column set.
+    """All metrics of `analyzers` on `df`: one aggregation (+ one for sketches) + one
+    groupBy per column set, whatever the number of analyzers.
 
     `cache=True` persists `df` when more than one pass is planned. Off by default: on
     Iceberg/Parquet a second columnar scan of a few columns is usually cheaper than
@@ -453,6 +468,7 @@ def compute_metrics(
     try:
         values: dict[tuple, float | None] = {}
         values.update(_run_scan(df, the_plan.scan))
+        values.update(_run_scan(df, the_plan.sketch))
         for columns, group in the_plan.grouping.items():
             values.update(_run_grouping(df, columns, group))
     finally:

@@ -107,9 +107,7 @@ def profile(
             maximum=values.get(("maximum", (c,), None)),
             max_length=values.get(("max_length", (c,), None)),
         )
-    small = [
-        c for c in names if 0 < result.columns[c].approx_distinct <= low_cardinality
-    ]
+    small = [c for c in names if 0 < result.columns[c].approx_distinct <= low_cardinality]
     if small:
         row = df.agg(*[F.collect_set(df[c]).alias(f"_v{i}") for i, c in enumerate(small)]).first()
         for i, c in enumerate(small):
