@@ -141,6 +141,14 @@ def maintain_table(
                 f"rewrite_data_files {strategy}: {row['rewritten_data_files_count']} -> "
                 f"{row['added_data_files_count']}"
             )
+    if report.actions and _state(spark, table).delete_files > 0:
+        # compaction applied the deletes; the delete files it left dangling go too
+        row = spark.sql(
+            f"call {catalog}.system.rewrite_position_delete_files(table => '{quoted}', "
+            "options => map('rewrite-all', 'true'))"
+        ).first()
+        if row and row["rewritten_delete_files_count"]:
+            report.actions.append(f"rewrite_position_delete_files: {row[0]} -> {row[1]}")
     if _state(spark, table).manifests > 1:
         row = spark.sql(f"call {catalog}.system.rewrite_manifests('{quoted}')").first()
         if row and row["rewritten_manifests_count"]:
