@@ -184,7 +184,8 @@
 {% macro floe_scd2_applied(ledger) %}
     {#- {load_date: fingerprint} of the loads applied to this model (latest application wins). -#}
     {%- set rows = run_query(
-        "select load_date, fingerprint from " ~ ledger ~ " where model = '" ~ this ~ "'") -%}
+        "select load_date, max_by(fingerprint, applied_at) from " ~ ledger
+        ~ " where model = '" ~ this ~ "' group by load_date") -%}
     {%- set applied = {} -%}
     {%- for r in rows -%}
         {%- do applied.update({r[0]: r[1]}) -%}
@@ -286,13 +287,13 @@
         create or replace temporary view {{ view }} as
         with
         src as (
-            select s.*, coalesce({{ deleted }}, false) as _scd2_del,
-                {{ floe_scd2_hash('s', columns.tracked) }} as _scd2_hash
+            select s.*, coalesce({{ deleted }}, false) as _scd2_del
             from {{ src_view }} as s
         ),
         cur as (
-            {#- The current rows of P: what was current before this load. -#}
-            select t.*, {{ floe_scd2_hash('t', columns.tracked) }} as _scd2_hash
+            {#- The current rows of P: what was current before this load. Hashes are
+                computed after the join, so a change load hashes only the keys it touched. -#}
+            select t.*
             from {{ target }} as t
             where t.{{ vt }} = date'{{ cfg.sentinel }}'
             {%- if reapply %}
@@ -320,7 +321,8 @@
                     when c.{{ k0 }} is null then 'I'
                     when s.{{ k0 }} is null then {{ "'D'" if full_extract else "'N'" }}
                     when s._scd2_del then 'D'
-                    when s._scd2_hash <> c._scd2_hash then 'U'
+                    when {{ floe_scd2_hash('s', columns.tracked) }}
+                        <> {{ floe_scd2_hash('c', columns.tracked) }} then 'U'
                     else 'N'
                 end as _scd2_op
             from src as s
@@ -410,19 +412,14 @@
 
 
 {% macro floe_scd2_record(ledger, load_date, fingerprint, target) %}
+    {#- Append-only (cheaper than a MERGE); readers take the latest row per load. -#}
     {%- call statement('record_load') -%}
-        merge into {{ ledger }} as l
-        using (
-            select
-                '{{ this }}' as model,
-                '{{ load_date }}' as load_date,
-                '{{ fingerprint }}' as fingerprint,
-                (select snapshot_id from {{ target }}.snapshots
-                 order by committed_at desc limit 1) as snapshot_id,
-                current_timestamp() as applied_at
-        ) as s
-        on l.model = s.model and l.load_date = s.load_date
-        when matched then update set *
-        when not matched then insert *
+        insert into {{ ledger }}
+        select
+            '{{ this }}',
+            '{{ load_date }}',
+            '{{ fingerprint }}',
+            (select snapshot_id from {{ target }}.snapshots order by committed_at desc limit 1),
+            current_timestamp()
     {%- endcall -%}
 {% endmacro %}
