@@ -123,7 +123,6 @@ def maintain_table(
 ) -> TableReport:
     """Compact, rewrite manifests, expire snapshots and remove orphans of `table` per policy."""
     policy = policy or MaintenancePolicy.from_properties(table_properties(spark, table))
-    now = now or datetime.now()
     before = _state(spark, table)
     report = TableReport(table, before, before)
     quoted = table.replace("'", "''")
@@ -157,7 +156,8 @@ def maintain_table(
                 f"{row['added_manifests_count']}"
             )
 
-    cutoff = now - timedelta(milliseconds=policy.max_snapshot_age_ms)
+    # measured after compaction, so its snapshots count against the age policy too
+    cutoff = (now or datetime.now()) - timedelta(milliseconds=policy.max_snapshot_age_ms)
     snapshots_before = _state(spark, table).snapshots
     if snapshots_before > policy.keep_snapshots:
         spark.sql(
@@ -169,7 +169,7 @@ def maintain_table(
         if report.expired_snapshots:
             report.actions.append(f"expire_snapshots: {report.expired_snapshots}")
 
-    orphan_cutoff = now - timedelta(days=policy.orphan_age_days)
+    orphan_cutoff = (now or datetime.now()) - timedelta(days=policy.orphan_age_days)
     orphans = spark.sql(
         f"call {catalog}.system.remove_orphan_files(table => '{quoted}', "
         f"older_than => timestamp '{orphan_cutoff:%Y-%m-%d %H:%M:%S}')"
