@@ -15,6 +15,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("floe.generator.cli:generate", "Write deterministic demo landing files."),
     "build": ("floe.build:build", "Generate demo data if needed, dbt build, summarize tables."),
     "registry": ("floe.registry.cli:registry", "Schemas as code: check, sync, show."),
+    "dq": ("floe.quality.cli:dq", "Data quality: suggest, compare, run."),
     "maintain": ("floe.maintenance.cli:maintain", "Compact, expire, clean Iceberg tables."),
 }
 
