@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from floe.generator import customers, dms, insurance
+from floe.generator import customers, dms, insurance, streams
 from floe.generator.base import GenerateOptions, LandingConflictError, WriteReport
 
 # domain name -> writer. Each writer is deterministic in (seed, days, scale, start).
@@ -12,6 +12,7 @@ DOMAINS: dict[str, Callable[[GenerateOptions], WriteReport]] = {
     "customers": customers.generate,
     "dms": dms.generate,
     "insurance": insurance.generate,
+    "streams": streams.generate,
 }
 
 
