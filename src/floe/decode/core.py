@@ -1,0 +1,217 @@
+"""Decode landed stream files inside Spark: envelope -> base64 -> frame -> record.
+
+Shape of the work (SPEC §5):
+
+* the JVM reads the JSONL files as text and parses the Kinesis envelope
+  (``from_json``: fast, codegen, no Python);
+* each Arrow batch goes through :func:`decode_batches` in a Python worker
+  (``mapInArrow``): strict base64, Glue/Confluent unframing, schema lookup by UUID in
+  a registry object built once per partition (its cache holds every schema the
+  partition meets), fastavro / JSON + JSON Schema validation, then conversion of the
+  whole batch to the stream's Arrow struct type in one ``pa.array`` call. A record
+  that the type cannot hold (bigint overflow, an unparsable timestamp) is found by
+  re-converting that batch record by record and quarantined as ``cast_failure``;
+* nothing but per-file counts ever reaches the driver.
+
+Every input line yields exactly one output row: either ``record`` is set, or
+``error_code`` / ``error_detail`` say why not. Splitting those rows into the typed raw
+table and ``raw.quarantine`` is :mod:`floe.decode.ingest`'s job.
+"""
+
+from __future__ import annotations
+
+import binascii
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from floe.decode.specs import StreamSpec, record_type
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+# Codes beyond the codec's (floe.registry.codec.DECODE_ERRORS):
+BAD_ENVELOPE = "bad_envelope"  # the line is not a Kinesis envelope with a data field
+WRONG_SCHEMA = "wrong_schema"  # a registered schema, but not this stream's
+CAST_FAILURE = "cast_failure"  # decodes and validates, but the Spark type cannot hold it
+
+ENVELOPE_DDL = (
+    "sequenceNumber string, partitionKey string, approximateArrivalTimestamp string, data string"
+)
+
+
+def relative_source(path_column: Column) -> Column:
+    """The landed file's path relative to the landing root (``streams/...``): the ledger key."""
+    from pyspark.sql import functions as F
+
+    return F.regexp_extract(path_column, r"((streams|reference)/.*)$", 1)
+
+
+def envelope_lines(lines: DataFrame) -> DataFrame:
+    """``_line`` + ``_source_file`` -> envelope columns, still one row per line (JVM only)."""
+    from pyspark.sql import functions as F
+
+    env = F.from_json("_line", ENVELOPE_DDL)
+    return lines.select(
+        "_source_file",
+        env["sequenceNumber"].alias("_sequence_number"),
+        env["partitionKey"].alias("_partition_key"),
+        env["approximateArrivalTimestamp"].alias("_arrival"),
+        env["data"].alias("_data"),
+        "_line",
+    )
+
+
+def decode_output_schema(spec: StreamSpec, schemas: Path | None = None):
+    from pyspark.sql import types as T
+
+    return T.StructType(
+        [
+            T.StructField("_source_file", T.StringType()),
+            T.StructField("_sequence_number", T.StringType()),
+            T.StructField("_partition_key", T.StringType()),
+            T.StructField("_arrival", T.StringType()),
+            T.StructField("_data", T.StringType()),
+            T.StructField("_line", T.StringType()),
+            T.StructField("_schema_version", T.IntegerType()),
+            T.StructField("record", record_type(spec, schemas)),
+            T.StructField("error_code", T.StringType()),
+            T.StructField("error_detail", T.StringType()),
+            T.StructField("raw_bytes", T.BinaryType()),
+        ]
+    )
+
+
+def _decode_one(
+    data: str | None, line: str | None, spec: StreamSpec, registry: Any
+) -> tuple[Any, int | None, str | None, str | None, bytes | None]:
+    """(record, version number, error code, detail, raw bytes) of one landed line."""
+    from floe.registry import codec, wire
+
+    if data is None:
+        raw = (line or "").encode()
+        return None, None, BAD_ENVELOPE, "line is not a JSON object with a 'data' field", raw
+    try:
+        framed = binascii.a2b_base64(data, strict_mode=True)
+    except (binascii.Error, ValueError) as exc:
+        return None, None, wire.BadBase64Error.code, f"record is not valid base64: {exc}", None
+    try:
+        version, record = codec.unframe(framed, registry)
+    except codec.DECODE_ERRORS as exc:
+        return None, None, exc.code, str(getattr(exc, "detail", exc)), framed
+    if version.name != spec.schema:
+        detail = f"schema {version.name} v{version.version_number} is not {spec.schema}"
+        return None, version.version_number, WRONG_SCHEMA, detail, framed
+    for name, fmt in spec.timestamps.items():
+        value = record.get(name) if isinstance(record, dict) else None
+        if value is None:
+            continue
+        try:
+            record[name] = datetime.strptime(value, fmt)
+        except (TypeError, ValueError) as exc:
+            detail = f"{name}: {value!r} is not a timestamp ({fmt}): {exc}"
+            return None, version.version_number, CAST_FAILURE, detail, framed
+    return record, version.version_number, None, None, framed
+
+
+def _to_struct_array(records: list, arrow_type: pa.DataType) -> tuple[pa.Array, dict[int, str]]:
+    """One conversion for the batch; record by record only if it fails (rare)."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(records, type=arrow_type), {}
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        pass
+    failures: dict[int, str] = {}
+    kept = []
+    for index, record in enumerate(records):
+        if record is not None:
+            try:
+                pa.array([record], type=arrow_type)
+            except (pa.ArrowException, OverflowError, TypeError, ValueError) as exc:
+                failures[index] = f"does not fit the table's type: {type(exc).__name__}: {exc}"
+                record = None
+        kept.append(record)
+    return pa.array(kept, type=arrow_type), failures
+
+
+def decode_batches(
+    batches: Iterator[pa.RecordBatch],
+    spec: StreamSpec,
+    registry: Any,
+    out_schema: pa.Schema,
+) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` function: one output row per input line."""
+    import pyarrow as pa
+
+    record_arrow = out_schema.field("record").type
+    for batch in batches:
+        data = batch.column("_data").to_pylist()
+        lines = batch.column("_line").to_pylist()
+        records, versions, codes, details, raws = [], [], [], [], []
+        for item, line in zip(data, lines, strict=True):
+            record, version, code, detail, raw = _decode_one(item, line, spec, registry)
+            records.append(record)
+            versions.append(version)
+            codes.append(code)
+            details.append(detail)
+            raws.append(raw)
+        struct, failures = _to_struct_array(records, record_arrow)
+        for index, detail in failures.items():
+            codes[index], details[index] = CAST_FAILURE, detail
+        arrays = [batch.column(name) for name in batch.schema.names]
+        arrays += [
+            pa.array(versions, type=pa.int32()),
+            struct,
+            pa.array(codes, type=pa.string()),
+            pa.array(details, type=pa.string()),
+            pa.array(raws, type=pa.binary()),
+        ]
+        yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
+
+
+def decode_lines(lines: DataFrame, spec: StreamSpec, registry_dir: Path) -> DataFrame:
+    """Decode a DataFrame of ``_line, _source_file`` (batch or streaming) for ``spec``.
+
+    Adds ``_arrival_ts`` and the ``ingest_year/month/day/hour`` of the landing folder.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from floe.registry.store import FileRegistry
+
+    out_type = decode_output_schema(spec)
+    arrow_schema = to_arrow_schema(out_type)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # One registry per partition: its UUID cache (and the codec's parsed-schema
+        # cache) resolves each schema once per partition, not once per record.
+        registry = FileRegistry(registry_dir)
+        yield from decode_batches(batches, spec, registry, arrow_schema)
+
+    decoded = envelope_lines(lines).mapInArrow(run, out_type)
+    parts = {
+        part: F.regexp_extract("_source_file", rf"ingest_{part}=(\d+)", 1).cast("int")
+        for part in ("year", "month", "day", "hour")
+    }
+    return decoded.select(
+        "*",
+        F.to_timestamp("_arrival").alias("_arrival_ts"),
+        *(column.alias(f"ingest_{part}") for part, column in parts.items()),
+    )
+
+
+def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
+    """Landed JSONL files as ``_line, _source_file`` (blank lines dropped)."""
+    from pyspark.sql import functions as F
+
+    return (
+        spark.read.text(files)
+        .select(
+            F.col("value").alias("_line"),
+            relative_source(F.col("_metadata.file_path")).alias("_source_file"),
+        )
+        .where(F.length("_line") > 0)
+    )
