@@ -1,0 +1,51 @@
+-- icebergdemodb.customer of the GDPR streaming post (seed 004-6): the seed's
+-- DDL types, appended per decode batch, merge-on-read so an erasure (DELETE /
+-- MERGE by customerid) writes delete files instead of rewriting data files.
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    tblproperties={
+        'format-version': '2',
+        'write.delete.mode': 'merge-on-read',
+        'write.update.mode': 'merge-on-read',
+        'write.merge.mode': 'merge-on-read',
+    },
+) }}
+
+with
+
+events as (
+    select * from {{ ref('raw_streams__customer_events') }}
+    {% if is_incremental() %}
+        where _ingested_at > (
+            select coalesce(max(_ingested_at), timestamp '1970-01-01') from {{ this }}
+        )
+    {% endif %}
+),
+
+final as (
+    select
+        `year`,
+        `month`,
+        `day`,
+        `hour`,
+        `minute`,
+        cast(customerid as string) as customerid,
+        firstname,
+        lastname,
+        dateofbirth,
+        city,
+        cast(buildingnumber as string) as buildingnumber,
+        streetaddress,
+        state,
+        zipcode,
+        country,
+        countrycode,
+        phonenumber,
+        productname,
+        cast(transactionamount as int) as transactionamount,
+        _ingested_at
+    from events
+)
+
+select * from final
