@@ -1,5 +1,9 @@
 -- dim_customer has a current row for exactly the customers in the master state
 -- of the last applied load: none for deleted keys, none missing for live ones.
+-- Only dim_customer is a ref(): the test then runs when dim_customer is selected,
+-- not whenever staging is (dbt's eager indirect selection); its inputs are its parents.
+{%- set loads = api.Relation.create(schema='intermediate', identifier='int_customers__loads') %}
+{%- set master = api.Relation.create(schema='staging', identifier='stg_customers__master') %}
 with
 
 last_applied as (
@@ -12,7 +16,7 @@ this_load as (
     select
         l.load_date,
         l.last_full_date
-    from {{ ref('int_customers__loads') }} as l
+    from {{ loads }} as l
     inner join last_applied as a on l.load_date = a.load_date
 ),
 
@@ -27,7 +31,7 @@ ranked as (
                 m.rec_source_status desc, m.first_name desc, m.last_name desc,
                 m.employer_name desc
         ) as rn
-    from {{ ref('stg_customers__master') }} as m
+    from {{ master }} as m
     inner join this_load as l
         on m.load_date between l.last_full_date and l.load_date
 ),
