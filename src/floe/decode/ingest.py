@@ -191,30 +191,42 @@ def empty_raw(spark: SparkSession, spec: StreamSpec) -> DataFrame:
     return split(decoded, spec, batch_time())[0]
 
 
+def ingest_lines(
+    spark: SparkSession,
+    spec: StreamSpec,
+    lines: DataFrame,
+    files: list[str],
+    state_dir: Path,
+) -> tuple[DataFrame, list[tuple[str, int, int, int]]]:
+    """Decode ``lines`` (``_line, _source_file`` of exactly ``files``) in one pass.
+
+    Writes quarantine + manifest rows for ``files`` and returns (raw rows, counts);
+    the decoded rows are persisted so the caller's write does not decode again.
+    """
+    ingested_at = batch_time()
+    decoded = decode_lines(lines, spec, registry_path(state_dir)).persist()
+    good, bad = split(decoded, spec, ingested_at)
+    counts = write_side_tables(spark, spec, decoded, bad, sorted(files), ingested_at)
+    return good, counts
+
+
 def ingest_new(
     spark: SparkSession,
     stream: str,
     landing: Path,
     state_dir: Path,
     raw_exists: bool | None = None,
-    files: dict[str, Path] | None = None,
 ) -> tuple[DataFrame, list[tuple[str, int, int, int]]]:
-    """Decode the stream's landed files not in its ledger.
+    """Decode the stream's landed files not in its ledger (what a dbt build does).
 
     Writes quarantine + manifest rows and returns (raw rows to append, per-file
     counts). The raw rows are persisted: dbt reads them more than once.
-    ``files`` restricts the candidates (``floe stream`` passes a micro-batch's files).
     """
     spec = STREAMS[stream]
     sync_local_registry(state_dir)
-    candidates = landed_files(landing, stream) if files is None else files
     done = ingested_files(spark, spec, raw_exists)
-    new = {rel: path for rel, path in candidates.items() if rel not in done}
+    new = {rel: path for rel, path in landed_files(landing, stream).items() if rel not in done}
     if not new:
         return empty_raw(spark, spec), []
-    ingested_at = batch_time()
     lines = read_lines(spark, [str(p) for p in new.values()])
-    decoded = decode_lines(lines, spec, registry_path(state_dir)).persist()
-    good, bad = split(decoded, spec, ingested_at)
-    counts = write_side_tables(spark, spec, decoded, bad, sorted(new), ingested_at)
-    return good, counts
+    return ingest_lines(spark, spec, lines, list(new), state_dir)
