@@ -47,7 +47,7 @@ def test_streams_build_end_to_end(spark, lakehouse, dbt):
 
     # A crash after the side tables were written but before raw.orders was
     # committed: the build must re-decode those files and replace their rows.
-    rows, counts = ingest_new(spark, "orders", lakehouse.landing, lakehouse.state_dir)
+    _rows, counts = ingest_new(spark, "orders", lakehouse.landing, lakehouse.state_dir)
     assert counts and not spark.catalog.tableExists("raw.orders")
 
     dbt(["build", "-s", *SELECT])
@@ -60,16 +60,17 @@ def test_streams_build_end_to_end(spark, lakehouse, dbt):
     for stream, classes in BAD_CLASSES.items():
         for code in classes:
             assert (stream, code) in found, (stream, code)
-    assert spark.sql(
-        "select count(*) from raw.quarantine where raw_data is null or error_detail is null"
-    ).first()[0] == 0
+    assert (
+        spark.sql(
+            "select count(*) from raw.quarantine where raw_data is null or error_detail is null"
+        ).first()[0]
+        == 0
+    )
 
     # -- reconciliation: lines in the landed files = raw + quarantine, per file
     for stream in STREAM_SCHEMAS:
         landed = _lines(lakehouse.landing, stream)
-        raw = Counter(
-            r[0] for r in spark.sql(f"select _source_file from raw.{stream}").collect()
-        )
+        raw = Counter(r[0] for r in spark.sql(f"select _source_file from raw.{stream}").collect())
         bad = Counter(
             r[0]
             for r in spark.sql(
@@ -79,14 +80,11 @@ def test_streams_build_end_to_end(spark, lakehouse, dbt):
         assert {f: raw[f] + bad[f] for f in landed} == landed, stream
         assert sum(raw.values()) > 0.9 * sum(landed.values())
     # the crash replay left exactly one manifest row per file
-    assert (
-        spark.sql(
-            "select count(*), count(distinct _source_file) from raw.stream_files"
-        ).first()
-        == (
-            sum(len(_lines(lakehouse.landing, s)) for s in STREAM_SCHEMAS),
-            sum(len(_lines(lakehouse.landing, s)) for s in STREAM_SCHEMAS),
-        )
+    assert spark.sql(
+        "select count(*), count(distinct _source_file) from raw.stream_files"
+    ).first() == (
+        sum(len(_lines(lakehouse.landing, s)) for s in STREAM_SCHEMAS),
+        sum(len(_lines(lakehouse.landing, s)) for s in STREAM_SCHEMAS),
     )
 
     # -- typed ventilator; weather across v1 and v2
@@ -135,9 +133,7 @@ def test_streams_build_end_to_end(spark, lakehouse, dbt):
     orders = spark.sql("select item, arrival_ts, priority from marts.fct_orders").collect()
     assert orders
     assert all(r["priority"] == truth(r["item"], r["arrival_ts"].date()) for r in orders)
-    burger_days = {
-        (r["arrival_ts"].date(), r["priority"]) for r in orders if r["item"] == "burger"
-    }
+    burger_days = {(r["arrival_ts"].date(), r["priority"]) for r in orders if r["item"] == "burger"}
     assert len({p for _, p in burger_days}) == 2  # changed at the day boundary
     parts = spark.sql("select partition from marts.fct_orders.partitions").collect()
     assert parts and set(parts[0][0].asDict()) == {"item", "priority"}

@@ -61,6 +61,7 @@ def stream(window: str, max_files_per_trigger: int, available_now: bool) -> None
     try:
         while query.isActive:
             query.awaitTermination(1.0)
+            job.poll_reference()
     except Exception as exc:  # the stop request aborts a batch that started meanwhile
         if not job.stopping:
             raise click.ClickException(str(exc)) from exc

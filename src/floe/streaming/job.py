@@ -88,11 +88,11 @@ class StreamJob:
 
     # ------------------------------------------------------------------ batches
 
-    def refresh_reference(self) -> int:
+    def refresh_reference(self, spark: SparkSession) -> int:
         """Append new reference extracts if ``_CHANGED`` is there; remove the flag after."""
         if not change_flag(self.settings.landing).exists():
             return 0
-        exists = self.spark.catalog.tableExists(REFERENCE_TABLE)
+        exists = spark.catalog.tableExists(REFERENCE_TABLE)
         seen = (
             {
                 r[0]
@@ -103,7 +103,7 @@ class StreamJob:
             if exists
             else set()
         )
-        rows = read_new_reference_files(self.spark, self.settings.landing, seen)
+        rows = read_new_reference_files(spark, self.settings.landing, seen)
         count = rows.count()
         if count:
             if exists:
@@ -122,7 +122,10 @@ class StreamJob:
     def _process(self, batch: DataFrame, batch_id: int) -> None:
         from pyspark.sql import functions as F
 
-        summary: dict = {"batch_id": batch_id, "reference_rows": self.refresh_reference()}
+        # The micro-batch's own session (a clone of self.spark): every read and write
+        # of the batch goes through it, so they all see one catalog state.
+        spark = batch.sparkSession
+        summary: dict = {"batch_id": batch_id, "reference_rows": self.refresh_reference(spark)}
         if batch.isEmpty():  # the seed's skip of empty windows
             self.batches.append(summary)
             return
@@ -138,12 +141,12 @@ class StreamJob:
             if spec is None:
                 log.warning("ignoring files of unknown stream %s", stream)
                 continue
-            new = sorted(by_stream[stream] - ingested_files(self.spark, spec))
+            new = sorted(by_stream[stream] - ingested_files(spark, spec))
             if not new:
                 continue
             lines = batch.where(F.col("_source_file").isin(new))
-            good, counts = ingest_lines(self.spark, spec, lines, new, self.settings.state_dir)
-            if self.spark.catalog.tableExists(spec.table):
+            good, counts = ingest_lines(spark, spec, lines, new, self.settings.state_dir)
+            if spark.catalog.tableExists(spec.table):
                 good.writeTo(spec.table).append()
             else:
                 good.writeTo(spec.table).using("iceberg").create()
@@ -153,7 +156,16 @@ class StreamJob:
 
     # ------------------------------------------------------------------ running
 
+    def poll_reference(self) -> int:
+        """Between batches: refresh the reference if the flag appeared (no batch may run
+        for a long time when no stream data lands; the flag must not wait for one)."""
+        with self._lock:
+            if self._stopping:
+                return 0
+            return self.refresh_reference(self.spark)
+
     def start(self):
+        self.poll_reference()
         writer = (
             self.source()
             .writeStream.foreachBatch(self.process)
@@ -178,6 +190,7 @@ class StreamJob:
         try:
             while query.isActive:
                 query.awaitTermination(poll_seconds)
+                self.poll_reference()
         except Exception:
             if not self._stopping:
                 raise
