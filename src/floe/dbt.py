@@ -67,7 +67,9 @@ def run_dbt(
     for node_result in getattr(res.result, "results", None) or []:
         status = str(getattr(node_result, "status", ""))
         if status in ("error", "fail", "runtime error"):
-            failures.append(f"{node_result.node.unique_id}: {node_result.message}")
+            node = getattr(node_result, "node", None)  # None for run-operation results
+            name = node.unique_id if node is not None else "operation"
+            failures.append(f"{name}: {node_result.message}")
     return DbtRun(
         success=bool(res.success),
         result=res.result,
