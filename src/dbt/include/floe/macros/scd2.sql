@@ -69,8 +69,8 @@
     {%- set first_load = loads[0][0] if loads | length > 0 else none -%}
     {%- set src_view = make_temp_relation(this, '__scd2_src').include(database=false, schema=false) -%}
 
-    {%- if full_refresh -%}
-        {#- The empty table, its columns from the model rendered for any date. -#}
+    {%- if full_refresh and pending | length == 0 -%}
+        {#- Nothing landed yet: the empty table, its columns from the model. -#}
         {%- call statement('src_shape') -%}
             create or replace temporary view {{ src_view }} as
             {{ compiled_code | replace('__FLOE_SCD2_LOAD_DATE__', first_load or '1970-01-01') }}
@@ -92,16 +92,24 @@
             {{ compiled_code | replace('__FLOE_SCD2_LOAD_DATE__', load_date) }}
         {%- endcall -%}
         {%- set columns = floe_scd2_columns(src_view, cfg) -%}
-        {%- set changes = floe_scd2_stage(
-            target_relation, src_view, columns, cfg, eff, full_extract, load_date in applied) -%}
-        {%- if changes.total > 0 -%}
-            {%- call statement('merge_' ~ loop.index) -%}
-                {{ floe_scd2_merge_sql(target_relation, changes.view, columns, cfg, eff) }}
+        {%- if full_refresh and loop.first -%}
+            {#- Into an empty table every row is an insert: create it with them. -#}
+            {%- call statement('create_target') -%}
+                {{ floe_scd2_create_sql(target_relation, src_view, columns, cfg, eff) }}
+            {%- endcall -%}
+            {%- set changes = {'counts': 'initial load'} -%}
+        {%- else -%}
+            {%- set changes = floe_scd2_stage(
+                target_relation, src_view, columns, cfg, eff, full_extract, load_date in applied) -%}
+            {%- if changes.total > 0 -%}
+                {%- call statement('merge_' ~ loop.index) -%}
+                    {{ floe_scd2_merge_sql(target_relation, changes.view, columns, cfg, eff) }}
+                {%- endcall -%}
+            {%- endif -%}
+            {%- call statement('uncache_' ~ loop.index) -%}
+                uncache table if exists {{ changes.view }}
             {%- endcall -%}
         {%- endif -%}
-        {%- call statement('uncache_' ~ loop.index) -%}
-            uncache table if exists {{ changes.view }}
-        {%- endcall -%}
         {%- do floe_scd2_record(ledger, load_date, fingerprint, target_relation) -%}
         {%- do summary.append(load_date ~ ' ' ~ changes.counts) -%}
         {{ log(this ~ ': applied load ' ~ load_date ~ ' (' ~ load_kind ~ ', effective ' ~ eff
@@ -247,7 +255,8 @@
 {%- endmacro %}
 
 
-{% macro floe_scd2_create_sql(relation, src_view, columns, cfg) %}
+{% macro floe_scd2_create_sql(relation, src_view, columns, cfg, eff=none) %}
+    {#- Empty (eff none), or the first load itself: one CTAS, no MERGE of N inserts. -#}
     create table {{ relation }}
     using iceberg
     {{ partition_cols(label="partitioned by") }}
@@ -257,14 +266,23 @@
     {%- endfor %}
     )
     as select
+    {%- if eff is none %}
         cast(null as bigint) as {{ cfg.sk }},
+    {%- else %}
+        cast(row_number() over (order by {{ cfg.key_cols | join(', ') }}) as bigint)
+            as {{ cfg.sk }},
+    {%- endif %}
         {%- for c in columns.data %}
         {{ c }},
         {%- endfor %}
-        cast(null as date) as {{ cfg.valid_from }},
-        cast(null as date) as {{ cfg.valid_to }}
+        {{ "cast(null as date)" if eff is none else "date'" ~ eff ~ "'" }} as {{ cfg.valid_from }},
+        {{ "cast(null as date)" if eff is none else "date'" ~ cfg.sentinel ~ "'" }} as {{ cfg.valid_to }}
     from {{ src_view }}
+    {%- if eff is none %}
     where false
+    {%- elif columns.flags_deletes %}
+    where not coalesce(_scd2_deleted, false)
+    {%- endif %}
 {% endmacro %}
 
 
