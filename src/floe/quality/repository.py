@@ -84,6 +84,19 @@ class MetricsRepository:
             out.setdefault(key, []).append(r.value)
         return out
 
+    def latest_values(self, model: str) -> tuple[int | None, dict[HistoryKey, Any]]:
+        """(snapshot id, {metric: value}) of the latest recorded run of `model`."""
+        self.ensure_tables()
+        rows = self.spark.sql(
+            f"with last as (select max_by(run_id, computed_at) as run_id "
+            f"from {self.metrics_table} where model = :model) "
+            f"select m.snapshot_id, m.analyzer, m.columns, m.argument, m.filter, m.value "
+            f"from {self.metrics_table} as m inner join last on m.run_id = last.run_id",
+            args={"model": model},
+        ).collect()
+        values = {(r.analyzer, r.columns or "", r.argument, r.filter): r.value for r in rows}
+        return (rows[0].snapshot_id if rows else None), values
+
     def save_metrics(
         self,
         *,

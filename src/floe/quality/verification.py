@@ -68,6 +68,9 @@ def verify(
         table=table,
         history=lambda analyzer: [v for v in past.get(history_key(analyzer), []) if v is not None],
     )
+    if store and repo is not None and _unchanged_since_last_run(repo, model, snapshot, metrics):
+        # Same data, same metrics: re-running a build on unchanged input changes no table.
+        store = False
     if store and repo is not None:
         now = dt.datetime.now(dt.UTC)
         repo.save_metrics(
@@ -80,3 +83,12 @@ def verify(
         )
         repo.save_results(run_id=run_id, snapshot_id=snapshot, results=results, checked_at=now)
     return VerificationResult(run_id, table, model, snapshot, metrics, results)
+
+
+def _unchanged_since_last_run(
+    repo: MetricsRepository, model: str, snapshot: int | None, metrics: Sequence[Metric]
+) -> bool:
+    """True when the latest recorded run of `model` saw this snapshot and these values."""
+    last_snapshot, last_values = repo.latest_values(model)
+    current = {history_key(m.analyzer): m.value for m in metrics}
+    return bool(last_values) and last_snapshot == snapshot and last_values == current
