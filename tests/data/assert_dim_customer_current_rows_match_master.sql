@@ -2,8 +2,8 @@
 -- of the last applied load: none for deleted keys, none missing for live ones.
 -- Only dim_customer is a ref(): the test then runs when dim_customer is selected,
 -- not whenever staging is (dbt's eager indirect selection); its inputs are its parents.
-{%- set loads = api.Relation.create(schema='intermediate', identifier='int_customers__loads') %}
-{%- set master = api.Relation.create(schema='staging', identifier='stg_customers__master') %}
+{%- set loads = 'intermediate.int_customers__loads' %}
+{%- set master = 'staging.stg_customers__master' %}
 with
 
 last_applied as (

@@ -6,13 +6,13 @@ with
 raw_counts as (
     {% for stream in ['ventilator', 'unicorn_rides', 'weather', 'movies_cdc',
                       'customer_events', 'orders'] %}
-    select
-        '{{ stream }}' as stream,
-        _source_file,
-        count(*) as decoded_rows
-    from {{ ref('raw_streams__' ~ stream) }}
-    group by _source_file
-    {% if not loop.last %}union all{% endif %}
+        select
+            '{{ stream }}' as stream,
+            _source_file,
+            count(*) as decoded_rows
+        from {{ ref('raw_streams__' ~ stream) }}
+        group by _source_file
+        {% if not loop.last %}union all{% endif %}
     {% endfor %}
 ),
 

@@ -25,11 +25,11 @@ events as (
 
 final as (
     select
-        `year`,
-        `month`,
-        `day`,
-        `hour`,
-        `minute`,
+        year,
+        month,
+        day,
+        hour,
+        minute,
         cast(customerid as string) as customerid,
         firstname,
         lastname,

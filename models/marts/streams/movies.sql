@@ -14,7 +14,7 @@ final as (
         movie_id,
         title,
         release_year,
-        `COUNTRY` as country,
+        country,
         __op,
         __source_ts_ms,
         __deleted,

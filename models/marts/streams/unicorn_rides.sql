@@ -8,24 +8,24 @@ rides as (
 
 final as (
     select
-        request_id,
-        pickup_address,
-        destination_address,
-        ride_fare,
-        ride_duration,
-        preferred_unicorn_color,
+        rides.request_id,
+        rides.pickup_address,
+        rides.destination_address,
+        rides.ride_fare,
+        rides.ride_duration,
+        rides.preferred_unicorn_color,
         recommended_unicorn.unicorn_id as recommended_unicorn_id,
         recommended_unicorn.color as recommended_unicorn_color,
         recommended_unicorn.stars_rating as recommended_unicorn_stars,
-        customer.customer_account_no as customer_account_no,
+        customer.customer_account_no,
         customer.first_name as customer_first_name,
         customer.middle_name as customer_middle_name,
         customer.last_name as customer_last_name,
         customer.email_addresses as customer_email_addresses,
-        customer.customer_address as customer_address,
+        customer.customer_address,
         customer.mode_of_payment as customer_mode_of_payment,
-        customer.customer_rating as customer_rating,
-        _arrival_ts as arrival_ts
+        customer.customer_rating,
+        rides._arrival_ts as arrival_ts
     from rides
 )
 

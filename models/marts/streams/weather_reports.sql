@@ -8,13 +8,13 @@ reports as (
 
 final as (
     select
-        location.city as city,
-        location.state as state,
-        location.country as country,
-        temperature,
-        timestamp_seconds(`timestamp`) as observed_at,
-        _schema_version as schema_version,
-        _arrival_ts as arrival_ts
+        location.city,
+        location.state,
+        location.country,
+        reports.temperature,
+        timestamp_seconds(reports.timestamp) as observed_at,
+        reports._schema_version as schema_version,
+        reports._arrival_ts as arrival_ts
     from reports
 )
 
