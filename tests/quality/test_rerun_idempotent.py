@@ -29,3 +29,16 @@ def test_same_snapshot_same_metrics_appends_once(spark, lakehouse):
     spark.sql("insert into marts.dq_rerun values (3, 'c@x')")  # new data: recorded again
     verify(spark, "marts.dq_rerun", checks, model="dq_rerun")
     assert _count(spark, "dq.metrics") == 2 * metrics_rows
+
+
+def test_models_sharing_a_run_id_are_compared_one_by_one(spark, lakehouse):
+    # One dbt invocation gives every model's checks the same run id.
+    for name in ("dq_a", "dq_b"):
+        spark.sql(f"create table marts.{name} (id bigint) using iceberg")
+        spark.sql(f"insert into marts.{name} values (1), (2)")
+    verify(spark, "marts.dq_a", ["size > 0"], model="dq_a", run_id="run1")
+    verify(spark, "marts.dq_b", ["size > 0", "is_unique(id)"], model="dq_b", run_id="run1")
+    rows = _count(spark, "dq.metrics")
+    verify(spark, "marts.dq_a", ["size > 0"], model="dq_a", run_id="run2")
+    verify(spark, "marts.dq_b", ["size > 0", "is_unique(id)"], model="dq_b", run_id="run2")
+    assert _count(spark, "dq.metrics") == rows

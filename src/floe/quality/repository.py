@@ -91,7 +91,8 @@ class MetricsRepository:
             f"with last as (select max_by(run_id, computed_at) as run_id "
             f"from {self.metrics_table} where model = :model) "
             f"select m.snapshot_id, m.analyzer, m.columns, m.argument, m.filter, m.value "
-            f"from {self.metrics_table} as m inner join last on m.run_id = last.run_id",
+            f"from {self.metrics_table} as m inner join last on m.run_id = last.run_id "
+            "where m.model = :model",
             args={"model": model},
         ).collect()
         values = {(r.analyzer, r.columns or "", r.argument, r.filter): r.value for r in rows}
