@@ -114,9 +114,14 @@ def test_python_models_table_and_incremental(spark, lakehouse, dbt_target_path):
     assert props["format-version"] == "2"
     assert props["write.delete.mode"] == "merge-on-read"
     assert spark.table("default.py_incremental").count() == 5
+    static = _snapshots(spark, ["default.sql_static"])["default.sql_static"]
+    build(5)  # same input: a SQL table with unchanged SQL and inputs is not rebuilt
+    assert _snapshots(spark, ["default.sql_static"])["default.sql_static"] == static
     snaps = _snapshots(spark, ["default.py_incremental"])["default.py_incremental"]
 
     build(8)
+    summary = spark.sql("select n from default.sql_summary").collect()[0][0]
+    assert summary == 8, "an upstream snapshot changed, so the SQL table was rebuilt"
     inc = spark.sql("select id, value from default.py_incremental order by id").collect()
     assert [tuple(r) for r in inc] == [(i, i * 10 + 1) for i in range(1, 9)]
     after = _snapshots(spark, ["default.py_incremental"])["default.py_incremental"]
@@ -128,7 +133,12 @@ def test_python_models_table_and_incremental(spark, lakehouse, dbt_target_path):
         for n in manifest["nodes"].values()
         if n["resource_type"] == "model"
     }
-    assert languages == {"py_table": "python", "py_incremental": "python"}
+    assert languages == {
+        "py_table": "python",
+        "py_incremental": "python",
+        "sql_static": "sql",
+        "sql_summary": "sql",
+    }
     child_map = manifest["child_map"]
     assert (
         "model.floe_python_fixture.py_incremental"
