@@ -66,6 +66,12 @@ def envelope_lines(lines: DataFrame) -> DataFrame:
 
 
 def decode_output_schema(spec: StreamSpec, schemas: Path | None = None):
+    """What :func:`decode_batches` returns per line.
+
+    Only what the tables need travels back from Python: the envelope's base64 text and
+    the frame bytes are set for quarantined rows only (``raw_data`` / ``raw_bytes``),
+    so a good row carries its metadata and its typed record and nothing else.
+    """
     from pyspark.sql import types as T
 
     return T.StructType(
@@ -74,12 +80,11 @@ def decode_output_schema(spec: StreamSpec, schemas: Path | None = None):
             T.StructField("_sequence_number", T.StringType()),
             T.StructField("_partition_key", T.StringType()),
             T.StructField("_arrival", T.StringType()),
-            T.StructField("_data", T.StringType()),
-            T.StructField("_line", T.StringType()),
             T.StructField("_schema_version", T.IntegerType()),
             T.StructField("record", record_type(spec, schemas)),
             T.StructField("error_code", T.StringType()),
             T.StructField("error_detail", T.StringType()),
+            T.StructField("raw_data", T.StringType()),
             T.StructField("raw_bytes", T.BinaryType()),
         ]
     )
@@ -203,31 +208,77 @@ def decode_batches(
     registry: Any,
     out_schema: pa.Schema,
 ) -> Iterator[pa.RecordBatch]:
-    """The ``mapInArrow`` function: one output row per input line."""
+    """The ``mapInArrow`` function: one output row per input line.
+
+    The common record (uncompressed Avro framed with a header already seen in this
+    partition) is decoded inline — base64, header lookup, fastavro, trailing-bytes
+    check — without a function call or exception per record; everything else goes
+    through :func:`_decode_one`, which owns the error codes.
+    """
+    import io
+
+    import fastavro
     import pyarrow as pa
 
     record_arrow = out_schema.field("record").type
     fast = _AvroFastPath(registry)
+    headers = fast.schemas
+    reader = fastavro.schemaless_reader
+    a2b = binascii.a2b_base64
+    use_fast = not spec.timestamps
+    meta = ("_source_file", "_sequence_number", "_partition_key", "_arrival")
     for batch in batches:
         data = batch.column("_data").to_pylist()
-        lines = batch.column("_line").to_pylist()
-        records, versions, codes, details, raws = [], [], [], [], []
-        for item, line in zip(data, lines, strict=True):
+        lines = batch.column("_line")
+        lines = lines.to_pylist() if lines.null_count < len(lines) else None
+        size = len(data)
+        records: list = [None] * size
+        versions: list = [None] * size
+        codes: list = [None] * size
+        details: list = [None] * size
+        raw_data: list = [None] * size
+        raws: list = [None] * size
+        for i, item in enumerate(data):
+            if use_fast and item is not None:
+                try:
+                    framed = a2b(item, strict_mode=True)
+                except (binascii.Error, ValueError):
+                    framed = None
+                if framed is not None:
+                    entry = headers.get(framed[:18], False)
+                    if entry is False and len(framed) >= 18 and framed[0] == 3 and framed[1] == 0:
+                        entry = fast._resolve(framed[:18], spec)
+                        headers[framed[:18]] = entry
+                    if entry:
+                        buffer = io.BytesIO(framed)
+                        buffer.seek(18)
+                        try:
+                            record = reader(buffer, entry[0], None)
+                        except Exception:  # the general path reports it with its code
+                            record = None
+                        if record is not None and buffer.tell() == len(framed):
+                            records[i] = record
+                            versions[i] = entry[1]
+                            continue
+            line = lines[i] if lines is not None else None
             record, version, code, detail, raw = _decode_one(item, line, spec, registry, fast)
-            records.append(record)
-            versions.append(version)
-            codes.append(code)
-            details.append(detail)
-            raws.append(raw)
+            records[i], versions[i] = record, version
+            if code is not None:
+                codes[i], details[i], raws[i] = code, detail, raw
+                raw_data[i] = item if item is not None else line
         struct, failures = _to_struct_array(records, record_arrow)
         for index, detail in failures.items():
             codes[index], details[index] = CAST_FAILURE, detail
-        arrays = [batch.column(name) for name in batch.schema.names]
+            raw_data[index] = data[index]
+            if raws[index] is None:
+                raws[index] = binascii.a2b_base64(data[index])
+        arrays = [batch.column(name) for name in meta]
         arrays += [
             pa.array(versions, type=pa.int32()),
             struct,
             pa.array(codes, type=pa.string()),
             pa.array(details, type=pa.string()),
+            pa.array(raw_data, type=pa.string()),
             pa.array(raws, type=pa.binary()),
         ]
         yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)

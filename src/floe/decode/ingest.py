@@ -123,7 +123,7 @@ def split(decoded: DataFrame, spec: StreamSpec, ingested_at: str):
         "_sequence_number",
         "_partition_key",
         "_arrival_ts",
-        F.coalesce(F.col("_data"), F.col("_line")).alias("raw_data"),
+        "raw_data",
         "raw_bytes",
         "error_code",
         "error_detail",
@@ -136,18 +136,10 @@ def _in_list(files: list[str]) -> str:
     return ", ".join("'" + f.replace("'", "''") + "'" for f in files)
 
 
-def write_side_tables(
-    spark: SparkSession,
-    spec: StreamSpec,
-    decoded: DataFrame,
-    bad: DataFrame,
-    files: list[str],
-    ingested_at: str,
-) -> list[tuple[str, int, int, int]]:
-    """Replace the quarantine and manifest rows of ``files``; return the per-file counts."""
+def file_counts(decoded: DataFrame, files: list[str]) -> list[tuple[str, int, int, int]]:
+    """(file, records in, decoded, quarantined) of every file in ``files`` (0s if absent)."""
     from pyspark.sql import functions as F
 
-    ensure_side_tables(spark)
     counts = (
         decoded.groupBy("_source_file")
         .agg(
@@ -158,8 +150,21 @@ def write_side_tables(
         .collect()
     )
     per_file = {row[0]: (row[1], row[2], row[3]) for row in counts}
-    rows = [(f, *per_file.get(f, (0, 0, 0))) for f in files]
-    in_list = _in_list(files)
+    return [(f, *per_file.get(f, (0, 0, 0))) for f in files]
+
+
+def write_side_tables(
+    spark: SparkSession,
+    spec: StreamSpec,
+    bad: DataFrame,
+    rows: list[tuple[str, int, int, int]],
+    ingested_at: str,
+) -> list[tuple[str, int, int, int]]:
+    """Replace the quarantine and manifest rows of the files in ``rows`` (per-file counts)."""
+    from pyspark.sql import functions as F
+
+    ensure_side_tables(spark)
+    in_list = _in_list([r[0] for r in rows])
     where = f"stream = '{spec.name}' and _source_file in ({in_list})"
     # Replays after a crash only: a first pass finds nothing to delete and commits nothing.
     for table in (QUARANTINE, MANIFEST):
@@ -174,6 +179,22 @@ def write_side_tables(
     ).withColumn("_ingested_at", F.col("_ingested_at").cast("timestamp"))
     manifest.writeTo(MANIFEST).append()
     return rows
+
+
+def _staging_dir(state_dir: Path, stream: str) -> Path:
+    """A fresh folder for one decode pass; earlier passes' folders of the stream removed.
+
+    The previous pass's rows were appended by its caller before this one starts (dbt
+    and ``floe stream`` decode a stream's files one pass at a time), so they are free.
+    """
+    import shutil
+    import uuid
+
+    root = state_dir / "decode_staging" / stream
+    if root.exists():
+        for old in root.iterdir():
+            shutil.rmtree(old, ignore_errors=True)
+    return root / uuid.uuid4().hex
 
 
 def empty_raw(spark: SparkSession, spec: StreamSpec) -> DataFrame:
@@ -200,13 +221,19 @@ def ingest_lines(
 ) -> tuple[DataFrame, list[tuple[str, int, int, int]]]:
     """Decode ``lines`` (``_line, _source_file`` of exactly ``files``) in one pass.
 
-    Writes quarantine + manifest rows for ``files`` and returns (raw rows, counts);
-    the decoded rows are persisted so the caller's write does not decode again.
+    The pass writes its output (good and bad rows, tagged by ``error_code``) once to a
+    Parquet staging folder; the per-file counts, the quarantine rows and the returned
+    raw rows are all read from there (column-pruned, no second decode, nothing held in
+    the JVM heap — the driver stays flat however many records a pass decodes).
+    Writes quarantine + manifest rows for ``files`` and returns (raw rows, counts).
     """
     ingested_at = batch_time()
-    decoded = decode_lines(lines, spec, registry_path(state_dir)).persist()
+    staging = _staging_dir(state_dir, spec.name)
+    decode_lines(lines, spec, registry_path(state_dir)).write.parquet(str(staging))
+    decoded = spark.read.parquet(str(staging))
     good, bad = split(decoded, spec, ingested_at)
-    counts = write_side_tables(spark, spec, decoded, bad, sorted(files), ingested_at)
+    counts = file_counts(decoded, sorted(files))
+    write_side_tables(spark, spec, bad, counts, ingested_at)
     return good, counts
 
 
@@ -220,7 +247,8 @@ def ingest_new(
     """Decode the stream's landed files not in its ledger (what a dbt build does).
 
     Writes quarantine + manifest rows and returns (raw rows to append, per-file
-    counts). The raw rows are persisted: dbt reads them more than once.
+    counts). The raw rows are read from the pass's staging folder (dbt may read them
+    more than once without decoding again).
     """
     spec = STREAMS[stream]
     sync_local_registry(state_dir)
