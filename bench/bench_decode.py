@@ -162,6 +162,8 @@ def main() -> None:
         )
         print(f"ratio per core vs fastavro loop (2 cores): {results[2] / 2 / loop_rps:.2f}")
         print(f"scaling 2 cores / 1 core: {results[2] / results[1]:.2f}")
+        # Scaling means nothing on a machine whose cores are busy with other jobs.
+        print(f"load average (1/5/15 min) at the end: {os.getloadavg()}")
 
 
 if __name__ == "__main__":
