@@ -34,7 +34,8 @@ FLOE_SCHEMAS = ("raw", "staging", "intermediate", "marts", "snapshots", "dq", "a
 class MaintenancePolicy:
     keep_snapshots: int = 5
     max_snapshot_age_ms: int = 7 * DAY_MS
-    compact_min_files: int = 10
+    # Iceberg decides per file group (min-input-files 2), so a low threshold is idempotent.
+    compact_min_files: int = 2
     orphan_age_days: float = 3.0
     sort: bool = False  # the table has a sort order (sort_by): compact with 'sort'
 
