@@ -14,31 +14,10 @@ import time
 from pathlib import Path
 
 from floe.registry import codec
+from floe.registry.samples import unicorn_ride_request
 from floe.registry.store import FileRegistry, SchemaDef
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas" / "floe"
-
-
-def _unicorn(i: int) -> dict:
-    return {
-        "request_id": i,
-        "pickup_address": "Melbourne, Victoria, Australia",
-        "destination_address": "Sydney, NSW, Aus",
-        "ride_fare": 1200.5,
-        "ride_duration": 120,
-        "preferred_unicorn_color": "WHITE",
-        "recommended_unicorn": {"unicorn_id": i * 2, "color": "WHITE", "stars_rating": 5},
-        "customer": {
-            "customer_account_no": 1001,
-            "first_name": "Dummy",
-            "middle_name": None,
-            "last_name": "User",
-            "email_addresses": ["demo@example.com"],
-            "customer_address": "Flinders Street Station",
-            "mode_of_payment": "CARD",
-            "customer_rating": 5,
-        },
-    }
 
 
 def _weather(i: int) -> dict:
@@ -67,7 +46,7 @@ def main() -> None:
             reg.register_version(SchemaDef(name=name, data_format=fmt, definition=definition))
         rates: dict[str, float] = {}
         for label, version, make in [
-            ("avro", reg.latest("unicorn_ride_request"), _unicorn),
+            ("avro", reg.latest("unicorn_ride_request"), unicorn_ride_request),
             ("json", reg.latest("weather_report"), _weather),
         ]:
             records = [make(i) for i in range(n)]

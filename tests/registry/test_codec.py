@@ -13,32 +13,10 @@ from hypothesis import strategies as st
 
 from floe.registry import wire
 from floe.registry.codec import DECODE_ERRORS, frame, unframe
+from floe.registry.samples import unicorn_ride_request
 from floe.registry.store import FileRegistry, SchemaDef
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "floe"
-
-
-def unicorn(i: int) -> dict:
-    """The seed producer's record (001-2), email de-obfuscated."""
-    return {
-        "request_id": i,
-        "pickup_address": "Melbourne, Victoria, Australia",
-        "destination_address": "Sydney, NSW, Aus",
-        "ride_fare": 1200.50,
-        "ride_duration": 120,
-        "preferred_unicorn_color": "WHITE",
-        "recommended_unicorn": {"unicorn_id": i * 2, "color": "WHITE", "stars_rating": 5},
-        "customer": {
-            "customer_account_no": 1001,
-            "first_name": "Dummy",
-            "middle_name": None,
-            "last_name": "User",
-            "email_addresses": ["demo@example.com"],
-            "customer_address": "Flinders Street Station",
-            "mode_of_payment": "CARD",
-            "customer_rating": 5,
-        },
-    }
 
 
 WEATHER = [  # seed 001-3 samples (the Phoenix one has an extra root property)
@@ -73,12 +51,12 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> FileRegistry:
 def test_unicorn_ride_requests_round_trip(registry: FileRegistry, compress: bool) -> None:
     version = registry.latest("unicorn_ride_request")
     for i in range(3):
-        framed = frame(unicorn(i), version, compress=compress)
+        framed = frame(unicorn_ride_request(i), version, compress=compress)
         assert framed[:2] == (b"\x03\x05" if compress else b"\x03\x00")
         assert framed[2:18] == version.uuid.bytes
         got_version, record = unframe(framed, registry)
         assert got_version == version
-        assert record == unicorn(i)
+        assert record == unicorn_ride_request(i)
 
 
 @pytest.mark.parametrize("compress", [False, True])
@@ -112,7 +90,7 @@ def _code(data: bytes, registry: FileRegistry) -> str:
 def test_every_failure_class_has_its_code(registry: FileRegistry) -> None:
     avro = registry.latest("unicorn_ride_request")
     weather = registry.versions("weather_report")[0]
-    good = frame(unicorn(1), avro)
+    good = frame(unicorn_ride_request(1), avro)
     assert _code(good, registry) == "ok"
     assert _code(b"\x07" + good[1:], registry) == "bad_header"
     assert _code(good[:1] + b"\x09" + good[2:], registry) == "unknown_compression"
@@ -153,7 +131,7 @@ def test_corrupted_avro_frames_never_escape_unhandled(
 ) -> None:
     """Any single-byte corruption either decodes or fails with a quarantine code."""
     version = registry.latest("unicorn_ride_request")
-    data = bytearray(frame(unicorn(3), version, compress=compress))
+    data = bytearray(frame(unicorn_ride_request(3), version, compress=compress))
     pos %= len(data)
     data[pos] = (data[pos] + delta) % 256
     assert _code(bytes(data), registry) in {
