@@ -14,6 +14,14 @@ from floe.registry.store import FileRegistry, open_registry, stable_uuid
 BACKENDS = click.Choice(["local", "glue"])
 
 
+_path_option = click.option(
+    "--path",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Schema directory (default: schemas/).",
+)
+
+
 def _default_schemas() -> Path:
     """``schemas/`` in the working directory, else in the dbt project directory."""
     here = Path("schemas")
@@ -46,12 +54,7 @@ def registry() -> None:
 
 
 @registry.command()
-@click.option(
-    "--path",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Schema directory (default: schemas/).",
-)
+@_path_option
 def check(path: Path | None) -> None:
     """Check every schema's version chain against its compatibility mode."""
     sources = _sources(path)
@@ -69,12 +72,7 @@ def check(path: Path | None) -> None:
 
 @registry.command()
 @click.option("--backend", type=BACKENDS, default="local", show_default=True)
-@click.option(
-    "--path",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Schema directory (default: schemas/).",
-)
+@_path_option
 def sync(backend: str, path: Path | None) -> None:
     """Register new schema versions (after the check passes); re-running registers nothing."""
     sources = _sources(path)
@@ -102,12 +100,7 @@ def sync(backend: str, path: Path | None) -> None:
 @registry.command()
 @click.argument("schema")
 @click.option("--backend", type=BACKENDS, default="local", show_default=True)
-@click.option(
-    "--path",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Schema directory, used when the local registry has not been synced.",
-)
+@_path_option
 def show(schema: str, backend: str, path: Path | None) -> None:
     """Print each version of SCHEMA ([registry/]name) with its UUID."""
     registry_name, _, name = schema.rpartition("/")
