@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import binascii
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from floe.decode.specs import StreamSpec, record_type
-
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 # Codes beyond the codec's (floe.registry.codec.DECODE_ERRORS):
 BAD_ENVELOPE = "bad_envelope"  # the line is not a Kinesis envelope with a data field
@@ -40,22 +40,30 @@ CAST_FAILURE = "cast_failure"  # decodes and validates, but the Spark type canno
 ENVELOPE_DDL = (
     "sequenceNumber string, partitionKey string, approximateArrivalTimestamp string, data string"
 )
+# Per-file columns the decode carries through unchanged (the stream kind's file attributes).
+PASSTHROUGH = ("ingest_year", "ingest_month", "ingest_day", "ingest_hour")
 
 
-def relative_source(path_column: Column) -> Column:
-    """The landed file's path relative to the landing root (``streams/...``): the ledger key."""
-    from pyspark.sql import functions as F
+@dataclass(frozen=True)
+class StreamSpec:
+    """What the decoder needs of a stream feed: its name, registry schema, typing rules."""
 
-    return F.regexp_extract(path_column, r"((streams|reference)/.*)$", 1)
+    name: str
+    schema: str
+    registry: str = "floe"
+    # Top-level string fields the raw table holds as timestamps (strptime format):
+    # the seed's ApplyMapping casts ventilator `eventtime` string -> timestamp.
+    timestamps: dict[str, str] = field(default_factory=dict)
 
 
 def envelope_lines(lines: DataFrame) -> DataFrame:
-    """``_line`` + ``_source_file`` -> envelope columns, still one row per line (JVM only)."""
+    """``_line``, ``_source_file``, ``ingest_*`` -> envelope columns, one row per line (JVM only)."""
     from pyspark.sql import functions as F
 
     env = F.from_json("_line", ENVELOPE_DDL)
     return lines.select(
         "_source_file",
+        *PASSTHROUGH,
         env["sequenceNumber"].alias("_sequence_number"),
         env["partitionKey"].alias("_partition_key"),
         env["approximateArrivalTimestamp"].alias("_arrival"),
@@ -65,7 +73,7 @@ def envelope_lines(lines: DataFrame) -> DataFrame:
     )
 
 
-def decode_output_schema(spec: StreamSpec, schemas: Path | None = None):
+def decode_output_schema(record_type: StructType) -> StructType:
     """What :func:`decode_batches` returns per line.
 
     Only what the tables need travels back from Python: the envelope's base64 text and
@@ -80,8 +88,9 @@ def decode_output_schema(spec: StreamSpec, schemas: Path | None = None):
             T.StructField("_sequence_number", T.StringType()),
             T.StructField("_partition_key", T.StringType()),
             T.StructField("_arrival", T.StringType()),
+            *(T.StructField(name, T.IntegerType()) for name in PASSTHROUGH),
             T.StructField("_schema_version", T.IntegerType()),
-            T.StructField("record", record_type(spec, schemas)),
+            T.StructField("record", record_type),
             T.StructField("error_code", T.StringType()),
             T.StructField("error_detail", T.StringType()),
             T.StructField("raw_data", T.StringType()),
@@ -226,7 +235,7 @@ def decode_batches(
     reader = fastavro.schemaless_reader
     a2b = binascii.a2b_base64
     use_fast = not spec.timestamps
-    meta = ("_source_file", "_sequence_number", "_partition_key", "_arrival")
+    meta = ("_source_file", "_sequence_number", "_partition_key", "_arrival", *PASSTHROUGH)
     for batch in batches:
         data = batch.column("_data").to_pylist()
         lines = batch.column("_line")
@@ -284,17 +293,20 @@ def decode_batches(
         yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
 
 
-def decode_lines(lines: DataFrame, spec: StreamSpec, registry_dir: Path) -> DataFrame:
-    """Decode a DataFrame of ``_line, _source_file`` (batch or streaming) for ``spec``.
+def decode_lines(
+    lines: DataFrame, spec: StreamSpec, registry_dir: Path, record_type: StructType
+) -> DataFrame:
+    """Decode a DataFrame of ``_line, _source_file, ingest_*`` (batch or streaming).
 
-    Adds ``_arrival_ts`` and the ``ingest_year/month/day/hour`` of the landing folder.
+    ``record_type`` is the raw table's record struct (the schema's latest version).
+    Adds ``_arrival_ts`` (the envelope's approximateArrivalTimestamp).
     """
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from floe.registry.store import FileRegistry
 
-    out_type = decode_output_schema(spec)
+    out_type = decode_output_schema(record_type)
     arrow_schema = to_arrow_schema(out_type)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -304,26 +316,4 @@ def decode_lines(lines: DataFrame, spec: StreamSpec, registry_dir: Path) -> Data
         yield from decode_batches(batches, spec, registry, arrow_schema)
 
     decoded = envelope_lines(lines).mapInArrow(run, out_type)
-    parts = {
-        part: F.regexp_extract("_source_file", rf"ingest_{part}=(\d+)", 1).cast("int")
-        for part in ("year", "month", "day", "hour")
-    }
-    return decoded.select(
-        "*",
-        F.to_timestamp("_arrival").alias("_arrival_ts"),
-        *(column.alias(f"ingest_{part}") for part, column in parts.items()),
-    )
-
-
-def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
-    """Landed JSONL files as ``_line, _source_file`` (blank lines dropped)."""
-    from pyspark.sql import functions as F
-
-    return (
-        spark.read.text(files)
-        .select(
-            F.col("value").alias("_line"),
-            relative_source(F.col("_metadata.file_path")).alias("_source_file"),
-        )
-        .where(F.length("_line") > 0)
-    )
+    return decoded.select("*", F.to_timestamp("_arrival").alias("_arrival_ts"))

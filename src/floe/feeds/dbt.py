@@ -1,0 +1,63 @@
+"""The raw layer's glue to dbt: a raw model is ``return dbt.source("<source>", "<feed>")``.
+
+floe's Python materialization (the adapter's ``floe_py_write``) hands the compiled
+model a loader that, for a source declared as a feed, ingests the feed's new landed
+files instead of reading a table (docs/feeds.md). The feed declaration arrives as the
+source node of dbt's graph, so the raw model needs no Python of its own:
+
+.. code-block:: python
+
+    def model(dbt, session):
+        return dbt.source("streams", "ventilator")
+
+After the rows are committed, the ``floe_reconcile_feed`` post-hook proves that
+every landed file's records add up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from floe.feeds.declarations import Feed, feed_from_node
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+def feed_loader(
+    spark: SparkSession, feed_nodes: Mapping[str, Mapping[str, Any]], raw_exists: bool
+) -> Callable[[str], DataFrame]:
+    """The ``load_df_function`` of a Python model: feeds ingest, anything else is a table."""
+
+    def load(relation: str) -> DataFrame:
+        node = feed_nodes.get(relation)
+        if node is None:
+            return spark.table(relation)
+        feed = feed_from_node(node)
+        if feed is None:
+            return spark.table(relation)
+        return ingest_for_model(spark, feed, raw_exists)
+
+    return load
+
+
+def ingest_for_model(spark: SparkSession, feed: Feed, raw_exists: bool) -> DataFrame:
+    from floe.dbt import project_dir
+    from floe.feeds.ingest import ingest
+    from floe.runtime import Settings
+
+    result = ingest(
+        spark, feed, raw_exists=raw_exists, settings=Settings.from_env(), project_dir=project_dir()
+    )
+    return result.rows
+
+
+def reconcile_nodes(spark: SparkSession, feed_nodes: list[Mapping[str, Any]]) -> None:
+    """The post-hook's work: reconcile the feeds this model ingested (raises on imbalance)."""
+    from floe.feeds.ingest import reconcile_or_raise
+
+    for node in feed_nodes:
+        feed = feed_from_node(node)
+        if feed is not None:
+            reconcile_or_raise(spark, feed)

@@ -1,0 +1,95 @@
+"""Ingest a feed's new landed files: discover, skip what the ledger says is done, read.
+
+The same function serves every feed kind, the dbt raw models and ``floe stream``
+(docs/feeds.md). It returns the new raw rows; the caller commits them (dbt appends
+them to ``raw.<feed>``), after which :func:`reconcile_or_raise` proves, from the
+tables themselves, that every file's records add up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from floe.feeds import ledger
+from floe.feeds.declarations import Feed, FeedError
+from floe.feeds.kinds import kind_module
+from floe.feeds.kinds.base import IngestContext
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from floe.runtime import Settings
+
+
+@dataclass
+class IngestResult:
+    """What one ingest call read: the new rows and the files they came from."""
+
+    rows: DataFrame
+    files: list[str] = field(default_factory=list)
+    counts: dict[str, ledger.FileCounts] = field(default_factory=dict)
+
+
+# Feeds this process ingested files of since their last reconciliation (by raw table).
+_PENDING_RECONCILIATION: set[str] = set()
+
+
+def context(settings: Settings, project_dir: Path) -> IngestContext:
+    return IngestContext(
+        settings=settings, ingested_at=ledger.batch_time(), project_dir=project_dir
+    )
+
+
+def ingest(
+    spark: SparkSession,
+    feed: Feed,
+    *,
+    raw_exists: bool,
+    settings: Settings,
+    project_dir: Path,
+    only: set[str] | None = None,
+) -> IngestResult:
+    """The feed's landed files not in its ledger, read; quarantine and manifest written.
+
+    ``only`` restricts the batch to these ledger keys (``floe stream`` passes the files
+    of its micro-batch). Nothing new: the raw table's shape with no rows.
+    """
+    kind = kind_module(feed.kind)
+    ctx = context(settings, project_dir)
+    ledger.ensure_tables(spark)
+    landed = kind.discover(feed, settings.landing)
+    done = ledger.done_files(spark, feed, raw_exists)
+    new = [f for f in landed if f.key not in done and (only is None or f.key in only)]
+    if not new:
+        return IngestResult(kind.empty(spark, feed, ctx))
+    batch = kind.read(spark, feed, new, ctx)
+    ledger.record(spark, feed, new, batch.counts, batch.quarantine, ctx.ingested_at)
+    _PENDING_RECONCILIATION.add(feed.raw_table)
+    return IngestResult(batch.rows, [f.key for f in new], dict(batch.counts))
+
+
+class ReconciliationError(FeedError):
+    """Records of landed files do not add up after a commit (a bug: rows lost or doubled)."""
+
+
+def reconcile_or_raise(spark: SparkSession, feed: Feed, *, always: bool = False) -> int:
+    """Check every file of ``feed`` adds up (records in = loaded + quarantined).
+
+    Runs after the raw rows were committed, when this process ingested something for
+    the feed (or ``always``). Returns the number of problems found (0), else raises.
+    """
+    if not always and feed.raw_table not in _PENDING_RECONCILIATION:
+        return 0
+    problems = ledger.reconcile(spark, feed)
+    _PENDING_RECONCILIATION.discard(feed.raw_table)
+    if problems:
+        shown = "\n".join(f"- {p}" for p in problems[:20])
+        more = f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise ReconciliationError(
+            f"feed {feed.id}: records of {len(problems)} landed file(s) do not add up "
+            f"(records in = rows in {feed.raw_table} + rows in {ledger.QUARANTINE}):\n"
+            f"{shown}{more}"
+        )
+    return 0

@@ -1,0 +1,90 @@
+"""What every feed kind shares: the ingest context, a batch, typed columns, demo lookup."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from floe.feeds.declarations import Feed, FeedError
+from floe.feeds.ledger import FileCounts
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from floe.runtime import Settings
+
+_DEMO_NAME = re.compile(r"^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class IngestContext:
+    """Where the landing zone, engine state and project are, and the batch's ingest time."""
+
+    settings: Settings
+    ingested_at: str
+    project_dir: Path
+
+    @property
+    def landing(self) -> Path:
+        return self.settings.landing
+
+    @property
+    def state_dir(self) -> Path:
+        return self.settings.state_dir
+
+
+@dataclass
+class Batch:
+    """What a kind read from new files: raw rows, per-file counts, quarantined records."""
+
+    rows: DataFrame
+    counts: Mapping[str, FileCounts]
+    quarantine: DataFrame | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+def spark_schema(columns: list[tuple[str, str]]) -> Any:
+    """A StructType from (name, Spark SQL type) pairs."""
+    from pyspark.sql.types import StructType, _parse_datatype_string
+
+    struct = StructType()
+    for name, typ in columns:
+        try:
+            struct.add(name, _parse_datatype_string(typ), True)
+        except Exception as exc:  # pyspark raises several types for a bad type string
+            raise FeedError(f"column {name}: {typ!r} is not a Spark SQL type ({exc})") from exc
+    return struct
+
+
+def demo_maker(feed: Feed, kind_default: Callable[..., Any] | None = None) -> Any:
+    """The demo content named by ``meta.floe.demo`` (``module.attribute`` under
+    ``floe.generator.demo``), or ``kind_default`` (schema-driven content) when unset."""
+    name = feed.option("demo")
+    if name is None:
+        if kind_default is None:
+            raise FeedError(f"feed {feed.id}: no demo content for kind {feed.kind}")
+        return kind_default
+    if not isinstance(name, str) or not _DEMO_NAME.match(name):
+        raise FeedError(f"feed {feed.id}: demo {name!r} must look like 'module.attribute'")
+    module_name, attribute = name.split(".")
+    try:
+        module = importlib.import_module(f"floe.generator.demo.{module_name}")
+        return getattr(module, attribute)
+    except (ImportError, AttributeError) as exc:
+        raise FeedError(f"feed {feed.id}: demo {name!r} is not in floe.generator.demo") from exc
+
+
+def require_columns(feed: Feed) -> list[tuple[str, str]]:
+    """The feed's declared, typed columns (the landing contract of file-based kinds)."""
+    return feed.column_types()
+
+
+def option_names(feed: Feed, name: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    value = feed.option(name)
+    if value is None:
+        return default
+    return (value,) if isinstance(value, str) else tuple(value)

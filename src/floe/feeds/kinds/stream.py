@@ -1,0 +1,402 @@
+"""Feed kind ``stream``: Kinesis-style JSONL files of schema-registry-framed records.
+
+Layout (docs/feeds.md): ``<landing>/<feed landing>/ingest_year=YYYY/ingest_month=MM/
+ingest_day=DD/ingest_hour=HH/*.jsonl``, one envelope a line:
+``{"sequenceNumber", "partitionKey", "approximateArrivalTimestamp", "data"}`` where
+``data`` is base64 of a Glue- or Confluent-framed Avro or JSON payload
+(docs/registry.md). The feed names its registry schema (``registry_schema``); the raw
+table's record columns are the Spark type of the schema's latest version, plus
+``timestamps`` typing rules (top-level string fields parsed as timestamps).
+
+One decode pass per batch of new files (floe.decode) feeds three tables: the typed
+rows (returned to dbt, which appends them to ``raw.<feed>``), ``raw.quarantine``
+(every record that did not decode, with its code) and ``raw.landed_files`` (per-file
+counts). The pass is written once to a Parquet staging folder, so counts,
+quarantine rows and raw rows are read from it without decoding twice and without
+holding records in the driver.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import shutil
+import uuid
+import zlib
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from floe.feeds.declarations import Feed, FeedError
+from floe.feeds.files import (
+    LandedFile,
+    check_counts,
+    landed_file,
+    list_files,
+    spark_path,
+    with_file_columns,
+)
+from floe.feeds.kinds.base import Batch, IngestContext, demo_maker
+from floe.feeds.ledger import FileCounts
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from floe.decode.core import StreamSpec
+    from floe.generator.base import GenerateOptions, WriteReport
+    from floe.generator.synth import StreamDemo
+    from floe.registry.store import FileRegistry, SchemaVersion
+
+OPTIONS = frozenset({"registry_schema", "registry", "timestamps"})
+PARTITIONS = ("year", "month", "day", "hour")
+FILE_ATTRS = tuple((f"ingest_{p}", "int") for p in PARTITIONS)
+FOLDERS = "ingest_year=*/ingest_month=*/ingest_day=*/ingest_hour=*"
+RAW_META = (
+    "_source_file",
+    "_sequence_number",
+    "_partition_key",
+    "_arrival_ts",
+    "_schema_version",
+    "ingest_year",
+    "ingest_month",
+    "ingest_day",
+    "ingest_hour",
+)
+
+
+def validate(feed: Feed) -> None:
+    if not feed.option("registry_schema"):
+        raise FeedError(f"feed {feed.id} (stream): declare meta.floe.registry_schema")
+    timestamps = feed.option("timestamps", {})
+    if not isinstance(timestamps, dict):
+        raise FeedError(f"feed {feed.id}: timestamps must map field names to strptime formats")
+
+
+def spec(feed: Feed) -> StreamSpec:
+    """What the decoder needs to know about the feed."""
+    from floe.decode.core import StreamSpec
+    from floe.registry.store import DEFAULT_REGISTRY
+
+    return StreamSpec(
+        name=feed.name,
+        schema=str(feed.option("registry_schema")),
+        registry=str(feed.option("registry", DEFAULT_REGISTRY)),
+        timestamps=dict(feed.option("timestamps", {})),
+    )
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def schemas_dir(project_dir: Path) -> Path:
+    return project_dir / "schemas"
+
+
+def registry_path(state_dir: Path) -> Path:
+    return state_dir / "registry"
+
+
+def sync_local_registry(state_dir: Path, schemas: Path) -> FileRegistry:
+    """Register every version under ``schemas/`` in the file registry (idempotent).
+
+    Producers (the generator) and consumers (the decode) both call it, so the UUIDs
+    that frame landed records resolve without a manual ``floe registry sync``. UUIDs
+    are uuid5 of the definition: the same on every machine.
+    """
+    from floe.registry.layout import load_sources
+    from floe.registry.store import FileRegistry
+
+    registry = FileRegistry(registry_path(state_dir))
+    for source in load_sources(schemas):
+        for schema_def in source.schema_defs():
+            registry.register_version(schema_def)
+    return registry
+
+
+@lru_cache(maxsize=64)
+def _latest_definition(root: str, registry: str, schema: str) -> tuple[str, str]:
+    from floe.registry.layout import load_sources
+
+    for source in load_sources(Path(root)):
+        if source.name == schema and source.registry == registry:
+            return source.data_format, json.dumps(source.definitions[-1])
+    raise FeedError(
+        f"schema {registry}/{schema} is not under {root} (schemas/<registry>/<schema>/)"
+    )
+
+
+def latest_schema(feed: Feed, project_dir: Path) -> tuple[str, str]:
+    """(data format, JSON text) of the latest version of the feed's registry schema."""
+    s = spec(feed)
+    return _latest_definition(str(schemas_dir(project_dir)), s.registry, s.schema)
+
+
+def record_type(feed: Feed, project_dir: Path) -> Any:
+    """Spark StructType of the stream's records (latest version, timestamps applied)."""
+    from pyspark.sql import types as T
+
+    from floe.registry.types import to_spark_type
+
+    data_format, definition = latest_schema(feed, project_dir)
+    struct = to_spark_type(definition, data_format)
+    timestamps = spec(feed).timestamps
+    return T.StructType(
+        [
+            T.StructField(f.name, T.TimestampType() if f.name in timestamps else f.dataType, True)
+            for f in struct.fields
+        ]
+    )
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def discover(feed: Feed, landing: Path) -> list[LandedFile]:
+    """Every landed JSONL file of the stream, in folder (hour) and name order."""
+    files = []
+    for path in list_files(landing / feed.landing, f"{FOLDERS}/*.jsonl"):
+        parts = {}
+        for folder in path.parents[:4]:
+            name, _, value = folder.name.partition("=")
+            parts[name] = value
+        try:
+            attrs = {f"ingest_{p}": int(parts[f"ingest_{p}"]) for p in PARTITIONS}
+        except (KeyError, ValueError) as exc:
+            raise FeedError(f"{path}: folders must be ingest_year=YYYY/.../ingest_hour=HH") from exc
+        files.append(landed_file(landing, path, **attrs))
+    return files
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _staging_dir(state_dir: Path, feed: Feed) -> Path:
+    """A fresh folder for one decode pass; earlier passes' folders of the feed removed.
+
+    The previous pass's rows were appended by its caller before this one starts (dbt
+    and ``floe stream`` decode a feed's files one pass at a time), so they are free.
+    """
+    root = state_dir / "decode_staging" / feed.name
+    if root.exists():
+        for old in root.iterdir():
+            shutil.rmtree(old, ignore_errors=True)
+    return root / uuid.uuid4().hex
+
+
+def read_lines(spark: SparkSession, files: Sequence[LandedFile]) -> DataFrame:
+    """Landed JSONL files as ``_line, _source_file, ingest_*`` (blank lines dropped)."""
+    from pyspark.sql import functions as F
+
+    text = spark.read.text([spark_path(f.path) for f in files])
+    lines = with_file_columns(text, spark, files, FILE_ATTRS)
+    return lines.select(
+        F.col("value").alias("_line"), "_source_file", *(n for n, _ in FILE_ATTRS)
+    ).where(F.length("_line") > 0)
+
+
+def split(decoded: DataFrame, feed: Feed, ingested_at: str) -> tuple[DataFrame, DataFrame]:
+    """(raw rows, quarantine rows) of a decoded DataFrame, stamped with one batch time."""
+    from pyspark.sql import functions as F
+
+    stamp = F.lit(ingested_at).cast("timestamp").alias("_ingested_at")
+    good = decoded.where(F.col("error_code").isNull()).select("record.*", *RAW_META, stamp)
+    bad = decoded.where(F.col("error_code").isNotNull()).select(
+        F.lit(feed.name).alias("feed"),
+        "_source_file",
+        "_sequence_number",
+        "_partition_key",
+        "_arrival_ts",
+        "raw_data",
+        "raw_bytes",
+        "error_code",
+        "error_detail",
+        stamp,
+    )
+    return good, bad
+
+
+def file_counts(decoded: DataFrame) -> dict[str, FileCounts]:
+    from pyspark.sql import functions as F
+
+    rows = (
+        decoded.groupBy("_source_file")
+        .agg(
+            F.count(F.lit(1)).alias("records_in"),
+            F.count(F.when(F.col("error_code").isNull(), 1)).alias("decoded"),
+            F.count(F.col("error_code")).alias("quarantined"),
+        )
+        .collect()
+    )
+    counts = {r[0]: FileCounts(r[1], r[2], r[3]) for r in rows}
+    check_counts(counts, "stream decode")
+    return counts
+
+
+def decode(spark: SparkSession, feed: Feed, lines: DataFrame, ctx: IngestContext) -> Batch:
+    """Decode ``lines`` (``_line, _source_file, ingest_*``) in one staged pass."""
+    from floe.decode.core import decode_lines
+
+    sync_local_registry(ctx.state_dir, schemas_dir(ctx.project_dir))
+    staging = _staging_dir(ctx.state_dir, feed)
+    out = decode_lines(
+        lines, spec(feed), registry_path(ctx.state_dir), record_type(feed, ctx.project_dir)
+    )
+    out.write.parquet(str(staging))
+    decoded = spark.read.parquet(str(staging))
+    good, bad = split(decoded, feed, ctx.ingested_at)
+    return Batch(rows=good, counts=file_counts(decoded), quarantine=bad)
+
+
+def read(spark: SparkSession, feed: Feed, files: Sequence[LandedFile], ctx: IngestContext) -> Batch:
+    return decode(spark, feed, read_lines(spark, files), ctx)
+
+
+def empty(spark: SparkSession, feed: Feed, ctx: IngestContext) -> DataFrame:
+    """The raw table's shape with no rows (what dbt gets when nothing is new)."""
+    from pyspark.sql import functions as F
+
+    from floe.decode.core import decode_output_schema
+
+    decoded = spark.createDataFrame([], decode_output_schema(record_type(feed, ctx.project_dir)))
+    decoded = decoded.select("*", F.lit(None).cast("timestamp").alias("_arrival_ts"))
+    return split(decoded, feed, ctx.ingested_at)[0]
+
+
+# --------------------------------------------------------------------------- demo data
+
+HOURS = (0, 6, 12, 18)  # ingest hours with a file per stream per demo day
+COMPRESSED_SHARE = 0.05
+WIRE_CLASSES = ("bad_base64", "bad_header", "bad_zlib", "unknown_schema")
+AVRO_CLASSES = ("avro_decode",)
+JSON_CLASSES = ("json_parse", "schema_violation", "cast_failure")
+
+
+def records_per_file(scale: int) -> int:
+    """~scale/4 records per stream per day (hundreds at scale 1000), spread over HOURS."""
+    return max(3, scale // (4 * len(HOURS)))
+
+
+def bad_classes(data_format: str, demo: StreamDemo) -> tuple[str, ...]:
+    """Failure classes a stream's demo data exhibits (Avro vs JSON payload classes differ)."""
+    if data_format == "AVRO":
+        return WIRE_CLASSES + AVRO_CLASSES
+    payload = ["json_parse"]
+    if demo.violation_field:
+        payload.append("schema_violation")
+    if demo.cast_failure:
+        payload.append("cast_failure")
+    return WIRE_CLASSES + tuple(payload)
+
+
+def stream_path(landing: Path, feed: Feed, hour_start: datetime, part: int = 0) -> Path:
+    h = hour_start
+    return (
+        landing
+        / feed.landing
+        / f"ingest_year={h.year:04d}"
+        / f"ingest_month={h.month:02d}"
+        / f"ingest_day={h.day:02d}"
+        / f"ingest_hour={h.hour:02d}"
+        / f"{feed.name}-{h:%Y%m%d%H}-{part:04d}.jsonl"
+    )
+
+
+def _broken(
+    kind: str, demo: StreamDemo, record: dict, version: SchemaVersion, rng: random.Random
+) -> str:
+    """The landed ``data`` text of a record broken in the ``kind`` way."""
+    from floe.registry import codec, wire
+
+    good = codec.frame(record, version)
+    if kind == "bad_base64":
+        return base64.b64encode(good).decode()[:-3] + "!@#"
+    if kind == "bad_header":
+        return base64.b64encode(b"\x07" + good[1:]).decode()
+    if kind == "bad_zlib":
+        body = zlib.compress(codec.encode_payload(record, version))
+        framed = bytes((wire.GLUE_HEADER_VERSION, wire.COMPRESSION_ZLIB)) + version.uuid.bytes
+        return base64.b64encode(framed + body[: len(body) // 2]).decode()
+    if kind == "unknown_schema":
+        unknown = uuid.UUID(int=rng.getrandbits(128), version=4)
+        return base64.b64encode(good[:2] + unknown.bytes + good[18:]).decode()
+    if kind == "avro_decode":
+        return base64.b64encode(good[: 18 + max(1, (len(good) - 18) // 3)]).decode()
+    if kind == "json_parse":
+        payload = codec.encode_payload(record, version)[:-5] + b"{,"
+        return base64.b64encode(wire.encode_glue(payload, version.uuid)).decode()
+    if kind == "schema_violation" and demo.violation_field:
+        payload = json.dumps({**record, demo.violation_field: "not-a-number"}).encode()
+        return base64.b64encode(wire.encode_glue(payload, version.uuid)).decode()
+    if kind == "cast_failure" and demo.cast_failure:
+        # Valid under the JSON Schema, but the raw table's Spark type cannot hold it.
+        field_name, value = demo.cast_failure
+        return base64.b64encode(codec.frame({**record, field_name: value}, version)).decode()
+    raise ValueError(f"unknown failure class {kind!r}")
+
+
+def write_stream(feed: Feed, demo: StreamDemo, opts: GenerateOptions, report: WriteReport) -> None:
+    """Envelopes a file per demo hour; multi-version schemas switch half-way through the days.
+
+    A share ``bad_share`` of records is deliberately broken, cycling through every
+    failure class that applies (:func:`bad_classes`); when ``bad_share > 0`` the first
+    file carries one record of each class, so small runs cover them all. About 5 % of
+    good records are zlib-compressed.
+    """
+    from floe.dbt import project_dir
+    from floe.generator.base import write_landed
+    from floe.registry import codec
+    from floe.runtime import Settings
+
+    s = spec(feed)
+    registry = sync_local_registry(Settings.from_env().state_dir, schemas_dir(project_dir()))
+    versions = registry.versions(s.schema, s.registry)
+    if not versions:
+        raise FeedError(f"feed {feed.id}: schema {s.registry}/{s.schema} has no version")
+    rng = opts.rng(f"streams/{feed.name}")
+    make = demo.make()
+    classes = bad_classes(versions[-1].data_format, demo)
+    per_file = records_per_file(opts.scale)
+    sequence = 49_000_000_000_000_000_000_000_000 + rng.randint(0, 10**6) * 10**12
+    i = 0
+    forced = list(classes) if opts.bad_share > 0 else []
+    bad_cycle = 0
+    for day_index, day in enumerate(opts.load_dates()):
+        version = versions[0] if day_index < max(1, opts.days // 2) else versions[-1]
+        for hour in HOURS:
+            hour_start = datetime(day.year, day.month, day.day, hour)
+            lines = []
+            for n in range(per_file):
+                i += 1
+                sequence += rng.randint(1, 10**6)
+                ts = hour_start + timedelta(seconds=int(n * 3600 / per_file) + rng.randint(0, 2))
+                record = make(rng, i, ts, version.version_number)
+                if forced:
+                    kind = forced.pop(0)
+                elif rng.random() < opts.bad_share:
+                    kind, bad_cycle = classes[bad_cycle % len(classes)], bad_cycle + 1
+                else:
+                    kind = None
+                if kind is None:
+                    framed = codec.frame(record, version, compress=rng.random() < COMPRESSED_SHARE)
+                    data = base64.b64encode(framed).decode()
+                else:
+                    data = _broken(kind, demo, record, version, rng)
+                envelope = {
+                    "sequenceNumber": str(sequence),
+                    "partitionKey": f"key-{i % 16}",
+                    "approximateArrivalTimestamp": ts.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+                    "data": data,
+                }
+                lines.append(json.dumps(envelope, separators=(",", ":")))
+            body = ("\n".join(lines) + "\n").encode()
+            write_landed(stream_path(opts.landing, feed, hour_start), body, report)
+
+
+def generate(feed: Feed, opts: GenerateOptions, report: WriteReport) -> None:
+    """The stream's demo files (content: ``meta.floe.demo`` or drawn from its schema)."""
+    from floe.generator.synth import stream_demo
+
+    write_stream(feed, demo_maker(feed, stream_demo)(feed, opts), opts, report)

@@ -1,0 +1,218 @@
+"""The ingestion ledger: which landed files are done, per feed — one reader, one writer.
+
+Two side tables live beside the raw tables (docs/feeds.md):
+
+* ``raw.landed_files`` — one row per ingested file: its size and modification time
+  when it was read, records in / loaded into ``raw.<feed>`` / quarantined;
+* ``raw.quarantine`` — every record that could not be loaded, with a code and detail.
+
+Both are written for a batch of files *before* the raw rows are committed (dbt
+appends them after the raw model returns). A file is done when ``raw.<feed>`` holds
+rows of it, or when ``raw.landed_files`` says it loaded nothing (an all-bad or empty
+file leaves no raw row). A crash between the two commits leaves the file not done:
+the next run reads it again and *replaces* its quarantine and manifest rows, so
+nothing is lost and nothing is counted twice.
+
+File names reach these tables only as data (DataFrame filters and bound parameters),
+never pasted into SQL text.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from floe.feeds.declarations import Feed
+    from floe.feeds.files import LandedFile
+
+QUARANTINE = "raw.quarantine"
+LANDED_FILES = "raw.landed_files"
+
+QUARANTINE_COLUMNS = (
+    ("feed", "string"),
+    ("_source_file", "string"),
+    ("_sequence_number", "string"),
+    ("_partition_key", "string"),
+    ("_arrival_ts", "timestamp"),
+    ("raw_data", "string"),
+    ("raw_bytes", "binary"),
+    ("error_code", "string"),
+    ("error_detail", "string"),
+    ("_ingested_at", "timestamp"),
+)
+LANDED_FILES_COLUMNS = (
+    ("feed", "string"),
+    ("_source_file", "string"),
+    ("bytes", "bigint"),
+    ("modified_at", "timestamp"),
+    ("records_in", "bigint"),
+    ("loaded", "bigint"),
+    ("quarantined", "bigint"),
+    ("_ingested_at", "timestamp"),
+)
+
+
+def _ddl(columns: Iterable[tuple[str, str]]) -> str:
+    return ", ".join(f"{name} {typ}" for name, typ in columns)
+
+
+@dataclass(frozen=True)
+class FileCounts:
+    """Records of one landed file: read, loaded into raw.<feed>, quarantined."""
+
+    records_in: int
+    loaded: int
+    quarantined: int = 0
+
+
+def batch_time() -> str:
+    """One UTC ingest time per batch (text: Spark casts it in the session's UTC zone)."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def ensure_tables(spark: SparkSession) -> None:
+    spark.sql(
+        f"create table if not exists {QUARANTINE} ({_ddl(QUARANTINE_COLUMNS)}) "
+        "using iceberg partitioned by (feed) tblproperties ('format-version' = '2')"
+    )
+    spark.sql(
+        f"create table if not exists {LANDED_FILES} ({_ddl(LANDED_FILES_COLUMNS)}) "
+        "using iceberg tblproperties ('format-version' = '2')"
+    )
+
+
+def done_files(spark: SparkSession, feed: Feed, raw_exists: bool) -> set[str]:
+    """Keys of ``feed``'s files that are done (see the module docstring)."""
+    from pyspark.sql import functions as F
+
+    ensure_tables(spark)
+    nothing_loaded = (
+        spark.table(LANDED_FILES)
+        .where((F.col("feed") == feed.name) & (F.col("loaded") == 0))
+        .select("_source_file")
+    )
+    done = {row[0] for row in nothing_loaded.collect()}
+    if raw_exists:
+        in_raw = spark.table(feed.raw_table).select("_source_file").distinct()
+        done |= {row[0] for row in in_raw.collect()}
+    return done
+
+
+def empty_quarantine(spark: SparkSession) -> DataFrame:
+    return spark.createDataFrame([], _ddl(QUARANTINE_COLUMNS))
+
+
+def record(
+    spark: SparkSession,
+    feed: Feed,
+    files: Sequence[LandedFile],
+    counts: Mapping[str, FileCounts],
+    quarantine: DataFrame | None,
+    ingested_at: str,
+) -> None:
+    """Replace the quarantine and manifest rows of ``files`` (before the raw commit)."""
+    from pyspark.sql import functions as F
+
+    ensure_tables(spark)
+    keys = [f.key for f in files]
+    # Only a replay after a crash finds rows to replace; a first pass commits no delete.
+    view = f"floe_replaced_files_{uuid.uuid4().hex}"
+    for table in (QUARANTINE, LANDED_FILES):
+        mine = (F.col("feed") == feed.name) & F.col("_source_file").isin(keys)
+        if spark.table(table).where(mine).limit(1).count():
+            spark.createDataFrame([(k,) for k in keys], "k string").createOrReplaceTempView(view)
+            try:
+                spark.sql(
+                    f"delete from {table} where feed = :feed "
+                    f"and _source_file in (select k from {view})",
+                    args={"feed": feed.name},
+                )
+            finally:
+                spark.catalog.dropTempView(view)
+    if quarantine is not None and any(c.quarantined for c in counts.values()):
+        quarantine.writeTo(QUARANTINE).append()
+    rows = []
+    for f in files:
+        c = counts.get(f.key, FileCounts(0, 0, 0))
+        modified = datetime.fromtimestamp(f.mtime_ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+        rows.append(
+            (feed.name, f.key, f.size, modified, c.records_in, c.loaded, c.quarantined, ingested_at)
+        )
+    manifest = spark.createDataFrame(
+        rows,
+        "feed string, _source_file string, bytes bigint, modified_at string, records_in bigint, "
+        "loaded bigint, quarantined bigint, _ingested_at string",
+    ).select(
+        "feed",
+        "_source_file",
+        "bytes",
+        F.col("modified_at").cast("timestamp").alias("modified_at"),
+        "records_in",
+        "loaded",
+        "quarantined",
+        F.col("_ingested_at").cast("timestamp").alias("_ingested_at"),
+    )
+    manifest.writeTo(LANDED_FILES).append()
+
+
+@dataclass(frozen=True)
+class Imbalance:
+    """A landed file whose records do not add up: in != loaded + quarantined."""
+
+    source_file: str
+    records_in: int | None
+    loaded: int
+    quarantined: int
+
+    def __str__(self) -> str:
+        read = "not in raw.landed_files" if self.records_in is None else f"{self.records_in} in"
+        return f"{self.source_file}: {read}, {self.loaded} in the raw table, {self.quarantined} quarantined"
+
+
+def reconcile(spark: SparkSession, feed: Feed) -> list[Imbalance]:
+    """Files of ``feed`` whose records do not add up, counted from the tables themselves.
+
+    Records in (the manifest) must equal the rows of the file in ``raw.<feed>`` plus its
+    rows in ``raw.quarantine``; a file with raw rows but no manifest row is wrong too.
+    """
+    from pyspark.sql import functions as F
+
+    manifest = (
+        spark.table(LANDED_FILES)
+        .where(F.col("feed") == feed.name)
+        .groupBy("_source_file")
+        .agg(F.sum("records_in").alias("records_in"), F.count(F.lit(1)).alias("manifest_rows"))
+    )
+    raw = spark.table(feed.raw_table).groupBy("_source_file").agg(F.count(F.lit(1)).alias("n_raw"))
+    bad = (
+        spark.table(QUARANTINE)
+        .where(F.col("feed") == feed.name)
+        .groupBy("_source_file")
+        .agg(F.count(F.lit(1)).alias("n_bad"))
+    )
+    joined = (
+        manifest.join(raw, "_source_file", "full_outer")
+        .join(bad, "_source_file", "full_outer")
+        .select(
+            "_source_file",
+            "records_in",
+            "manifest_rows",
+            F.coalesce("n_raw", F.lit(0)).alias("n_raw"),
+            F.coalesce("n_bad", F.lit(0)).alias("n_bad"),
+        )
+        .where(
+            F.col("records_in").isNull()
+            | (F.col("manifest_rows") > 1)
+            | (F.col("records_in") != F.col("n_raw") + F.col("n_bad"))
+        )
+    )
+    return [
+        Imbalance(r["_source_file"], r["records_in"], r["n_raw"], r["n_bad"])
+        for r in joined.orderBy("_source_file").collect()
+    ]
