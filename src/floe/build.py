@@ -1,4 +1,4 @@
-"""`floe build`: demo data if the landing zone is empty, `dbt build`, a summary."""
+"""`floe build`: demo data for feeds with nothing landed, `dbt build`, a summary."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ import click
 from floe.runtime import SCHEMAS, Settings
 
 
-def _missing_domains(settings: Settings) -> list[str]:
-    """Demo domains with nothing landed yet (each lands under <landing>/<domain>/)."""
-    from floe.generator import DOMAINS
+def _missing_feeds(settings: Settings) -> list[str]:
+    """Declared feeds with nothing landed yet (ids, e.g. ``streams.ventilator``)."""
+    from floe.dbt import project_dir
+    from floe.feeds import load_feeds
 
-    def landed(domain: str) -> bool:
-        folder = settings.landing / domain
+    def landed(folder) -> bool:
         return folder.is_dir() and any(p.is_file() for p in folder.rglob("*"))
 
-    return [d for d in DOMAINS if not landed(d)]
+    return [f.id for f in load_feeds(project_dir()) if not landed(settings.landing / f.landing)]
 
 
 def table_summary(spark) -> list[tuple[str, int, int | None]]:
@@ -48,7 +48,7 @@ def build(days: int, scale: int, select: tuple[str, ...], full_refresh: bool) ->
     from floe.runtime import get_spark
 
     settings = Settings.from_env()
-    missing = _missing_domains(settings)
+    missing = _missing_feeds(settings)
     if missing:
         opts = GenerateOptions(landing=settings.landing, days=days, scale=scale)
         report = generate(opts, missing)

@@ -1,28 +1,53 @@
-"""Deterministic landing-zone generator (`floe generate`), one module per domain."""
+"""Deterministic landing-zone generator (``floe generate``), driven by the feed declarations.
+
+Every declared feed (floe.feeds) gets demo files from its kind's ``generate``: the kind
+owns the layout, the content comes from ``meta.floe.demo`` (floe.generator.demo) or is
+drawn from the feed's columns / registry schema (floe.generator.synth). Output is
+deterministic in (seed, days, scale, start) and per feed, so adding a feed changes no
+other feed's files.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from floe.generator import customers, dms, insurance, streams
 from floe.generator.base import GenerateOptions, LandingConflictError, WriteReport
 
-# domain name -> writer. Each writer is deterministic in (seed, days, scale, start).
-DOMAINS: dict[str, Callable[[GenerateOptions], WriteReport]] = {
-    "customers": customers.generate,
-    "dms": dms.generate,
-    "insurance": insurance.generate,
-    "streams": streams.generate,
-}
+if TYPE_CHECKING:
+    from floe.feeds import Feed
 
 
-def generate(opts: GenerateOptions, domains: list[str] | None = None) -> WriteReport:
+def select_feeds(feeds: Sequence[Feed], names: Sequence[str]) -> list[Feed]:
+    """Feeds named by source (``streams``), feed (``ventilator``) or id (``streams.ventilator``)."""
+    from floe.feeds import FeedError
+
+    if not names:
+        return list(feeds)
+    chosen = [f for f in feeds if {f.source, f.name, f.id} & set(names)]
+    known = {x for f in feeds for x in (f.source, f.name, f.id)}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise FeedError(
+            f"no feed or source named {', '.join(unknown)}; declared: "
+            + ", ".join(f.id for f in feeds)
+        )
+    return chosen
+
+
+def generate(
+    opts: GenerateOptions, names: Sequence[str] = (), feeds: Sequence[Feed] | None = None
+) -> WriteReport:
+    """Write the demo files of the named feeds (all declared feeds when ``names`` is empty)."""
+    from floe.dbt import project_dir
+    from floe.feeds import load_feeds
+    from floe.feeds.kinds import kind_module
+
+    declared = load_feeds(project_dir()) if feeds is None else list(feeds)
     report = WriteReport([], [])
-    for name in domains or list(DOMAINS):
-        if name not in DOMAINS:
-            raise ValueError(f"unknown domain {name!r}; choose from {', '.join(DOMAINS)}")
-        report = report.merge(DOMAINS[name](opts))
+    for feed in select_feeds(declared, names):
+        kind_module(feed.kind).generate(feed, opts, report)
     return report
 
 
-__all__ = ["DOMAINS", "GenerateOptions", "LandingConflictError", "WriteReport", "generate"]
+__all__ = ["GenerateOptions", "LandingConflictError", "WriteReport", "generate", "select_feeds"]

@@ -6,7 +6,7 @@ from datetime import date
 
 import click
 
-from floe.generator import DOMAINS, GenerateOptions, LandingConflictError
+from floe.generator import GenerateOptions, LandingConflictError
 from floe.generator import generate as run
 from floe.runtime import Settings
 
@@ -22,8 +22,8 @@ from floe.runtime import Settings
 @click.option(
     "--only",
     multiple=True,
-    type=click.Choice(sorted(DOMAINS)),
-    help="Generate only these domains (repeatable).",
+    help="Generate only these feeds: a source (streams), a feed (ventilator) or an id "
+    "(streams.ventilator); repeatable. Default: every declared feed.",
 )
 @click.option("--landing", type=click.Path(), help="Landing root (default $FLOE_LANDING).")
 def generate(
@@ -47,9 +47,11 @@ def generate(
         start=date.fromisoformat(start),
         bad_share=bad_share,
     )
+    from floe.feeds import FeedError
+
     try:
-        report = run(opts, list(only) or None)
-    except LandingConflictError as exc:
+        report = run(opts, list(only))
+    except (LandingConflictError, FeedError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(
         f"landing {root}: {len(report.written)} files written, "

@@ -26,7 +26,7 @@ from floe.runtime import Settings
     help="Process everything landed so far, then stop (a catch-up run).",
 )
 def stream(window: str, max_files_per_trigger: int, available_now: bool) -> None:
-    """Decode landed streams into raw.<stream> / raw.quarantine as they arrive.
+    """Decode landed stream feeds into raw.<feed> / raw.quarantine as they arrive.
 
     Stops cleanly on SIGINT/SIGTERM after the batch in progress; a restart
     resumes from the checkpoint under $FLOE_HOME/state/stream.
@@ -57,7 +57,8 @@ def stream(window: str, max_files_per_trigger: int, available_now: bool) -> None
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    click.echo(f"floe stream: {settings.landing / 'streams'} every {window}")
+    names = ", ".join(f.name for f in job.streams)
+    click.echo(f"floe stream: {names} under {settings.landing}, every {window}")
     try:
         while query.isActive:
             query.awaitTermination(1.0)

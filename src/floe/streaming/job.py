@@ -1,32 +1,34 @@
-"""One Structured Streaming query over every landed stream (SPEC §5 continuous mode).
+"""One Structured Streaming query over every declared stream feed (docs/feeds.md).
 
-The text source watches ``<landing>/streams/*/ingest_year=*/.../*.jsonl``; each
-micro-batch (default every 100 s, the Glue window of the seed) is handed to
-``foreachBatch``, which
+A text file source per stream feed (its ``ingest_year=*/.../*.jsonl`` folders), unioned
+into one query; each micro-batch (default every 100 s, the Glue window of the seed) is
+handed to ``foreachBatch``, which
 
-1. refreshes the product priority reference only if ``_CHANGED`` is there, then
-   removes the flag (the seed's change-file pattern);
-2. per stream in the batch, drops files already in the stream's ledger (so batch
-   ``dbt build`` and ``floe stream`` can take turns on one landing zone without
-   duplicates) and runs the same :func:`floe.decode.ingest.ingest_lines` as the dbt
-   models, appending to the same raw.<stream> / raw.quarantine / raw.stream_files.
+1. refreshes reference feeds whose change flag is newer than their last refresh
+   (the flag's modification time is kept in floe's own state; the landed flag is
+   never modified or deleted);
+2. per feed in the batch, drops files already in the feed's ledger (so ``dbt build``
+   and ``floe stream`` can take turns on one landing zone without duplicates), decodes
+   the rest with the same code as the dbt raw models, appends to ``raw.<feed>``, and
+   reconciles the feed's files.
 
-Empty batches do nothing. The checkpoint lives under ``Settings.state_dir``, so a
-restart resumes where the last committed batch ended. One query (not one per
-stream) keeps Iceberg commits on the shared side tables sequential.
+Empty batches do nothing. The checkpoint lives under ``Settings.state_dir``, keyed by
+the set of stream feeds (a new feed starts a new checkpoint; the ledger makes the
+re-listing harmless). One query (not one per feed) keeps Iceberg commits on the shared
+side tables sequential.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from floe.decode.ingest import ingest_lines, ingested_files
-from floe.decode.reference import change_flag, clear_change_flag, read_new_reference_files
-from floe.decode.specs import STREAMS, sync_local_registry
+from floe.feeds import Feed, load_feeds
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -34,12 +36,18 @@ if TYPE_CHECKING:
     from floe.runtime import Settings
 
 log = logging.getLogger(__name__)
-REFERENCE_TABLE = "raw.product_priority"
 DEFAULT_WINDOW = "100 seconds"
 
 
 class StopRequested(RuntimeError):
     """Raised inside a batch that starts after a stop was requested (it is not committed)."""
+
+
+def _append(spark: SparkSession, table: str, rows: DataFrame) -> None:
+    if spark.catalog.tableExists(table):
+        rows.writeTo(table).append()
+    else:
+        rows.writeTo(table).using("iceberg").tableProperty("format-version", "2").create()
 
 
 @dataclass
@@ -49,9 +57,18 @@ class StreamJob:
     max_files_per_trigger: int = 50
     window: str = DEFAULT_WINDOW
     available_now: bool = False
+    project_dir: Path | None = None
     batches: list[dict] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stopping: bool = False
+
+    def __post_init__(self) -> None:
+        from floe.dbt import project_dir
+
+        self.project_dir = self.project_dir or project_dir()
+        feeds = load_feeds(self.project_dir)
+        self.streams = [f for f in feeds if f.kind == "stream"]
+        self.references = [f for f in feeds if f.kind == "reference"]
 
     @property
     def stopping(self) -> bool:
@@ -59,59 +76,84 @@ class StreamJob:
 
     @property
     def checkpoint(self) -> Path:
-        return self.settings.state_dir / "stream" / "checkpoint"
+        ids = ",".join(sorted(f.id + "=" + f.landing for f in self.streams))
+        digest = hashlib.sha256(ids.encode()).hexdigest()[:12]
+        return self.settings.state_dir / "stream" / f"checkpoint-{digest}"
+
+    @property
+    def flag_state(self) -> Path:
+        return self.settings.state_dir / "stream" / "reference_flags.json"
 
     def source(self) -> DataFrame:
         from pyspark.sql import functions as F
 
-        from floe.decode.core import relative_source
+        from floe.feeds.kinds.stream import FOLDERS
 
-        pattern = (
-            self.settings.landing
-            / "streams"
-            / "*"
-            / "ingest_year=*"
-            / "ingest_month=*"
-            / "ingest_day=*"
-            / "ingest_hour=*"
-            / "*.jsonl"
-        )
-        lines = (
-            self.spark.readStream.format("text")
-            .option("maxFilesPerTrigger", self.max_files_per_trigger)
-            .load(str(pattern))
-        )
-        return lines.select(
-            F.col("value").alias("_line"),
-            relative_source(F.input_file_name()).alias("_source_file"),
-        ).where(F.length("_line") > 0)
+        if not self.streams:
+            raise RuntimeError("no stream feeds are declared (meta.floe.kind: stream)")
+        frames = []
+        for feed in self.streams:
+            folder = self.settings.landing / feed.landing
+            folder.mkdir(parents=True, exist_ok=True)
+            lines = (
+                self.spark.readStream.format("text")
+                .option("maxFilesPerTrigger", self.max_files_per_trigger)
+                .load(str(folder / FOLDERS / "*.jsonl"))
+            )
+            frames.append(
+                lines.select(
+                    F.col("value").alias("_line"),
+                    F.col("_metadata.file_path").alias("_file_uri"),
+                    F.lit(feed.name).alias("_feed"),
+                ).where(F.length("_line") > 0)
+            )
+        union = frames[0]
+        for other in frames[1:]:
+            union = union.unionByName(other)
+        return union
 
     # ------------------------------------------------------------------ batches
 
-    def refresh_reference(self, spark: SparkSession) -> int:
-        """Append new reference extracts if ``_CHANGED`` is there; remove the flag after."""
-        if not change_flag(self.settings.landing).exists():
-            return 0
-        exists = spark.catalog.tableExists(REFERENCE_TABLE)
-        seen = (
-            {
-                r[0]
-                for r in self.spark.sql(
-                    f"select distinct _source_file from {REFERENCE_TABLE}"
-                ).collect()
-            }
-            if exists
-            else set()
-        )
-        rows = read_new_reference_files(spark, self.settings.landing, seen)
-        count = rows.count()
-        if count:
-            if exists:
-                rows.writeTo(REFERENCE_TABLE).append()
-            else:
-                rows.writeTo(REFERENCE_TABLE).using("iceberg").create()
-        clear_change_flag(self.settings.landing)
-        return count
+    def _refresh_state(self) -> dict[str, int]:
+        try:
+            return dict(json.loads(self.flag_state.read_text()))
+        except (FileNotFoundError, ValueError):
+            return {}
+
+    def refresh_references(self, spark: SparkSession) -> int:
+        """Ingest new extracts of every reference feed whose flag changed since its last refresh."""
+        from floe.feeds.ingest import ingest, reconcile_or_raise
+        from floe.feeds.kinds.reference import change_flag
+
+        state = self._refresh_state()
+        rows = 0
+        for feed in self.references:
+            flag = change_flag(feed, self.settings.landing)
+            try:
+                mtime = flag.stat().st_mtime_ns
+            except FileNotFoundError:
+                continue
+            if state.get(feed.name) == mtime:
+                continue
+            result = ingest(
+                spark,
+                feed,
+                raw_exists=spark.catalog.tableExists(feed.raw_table),
+                settings=self.settings,
+                project_dir=self.project_dir,  # type: ignore[arg-type]
+            )
+            if result.files:
+                _append(spark, feed.raw_table, result.rows)
+                reconcile_or_raise(spark, feed, always=True)
+                rows += sum(c.loaded for c in result.counts.values())
+            # Recorded after the commit: a crash in between refreshes again (the ledger
+            # skips what was appended), never skips a change.
+            state[feed.name] = mtime
+            self.flag_state.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.flag_state.with_suffix(".tmp")
+            tmp.write_text(json.dumps(state, sort_keys=True))
+            tmp.replace(self.flag_state)
+        return rows
 
     def process(self, batch: DataFrame, batch_id: int) -> None:
         with self._lock:
@@ -120,51 +162,72 @@ class StreamJob:
             self._process(batch, batch_id)
 
     def _process(self, batch: DataFrame, batch_id: int) -> None:
-        from pyspark.sql import functions as F
 
         # The micro-batch's own session (a clone of self.spark): every read and write
         # of the batch goes through it, so they all see one catalog state.
         spark = batch.sparkSession
-        summary: dict = {"batch_id": batch_id, "reference_rows": self.refresh_reference(spark)}
+        summary: dict[str, Any] = {
+            "batch_id": batch_id,
+            "reference_rows": self.refresh_references(spark),
+        }
         if batch.isEmpty():  # the seed's skip of empty windows
             self.batches.append(summary)
             return
         batch = batch.persist()
-        stream_of = F.regexp_extract("_source_file", r"^streams/([^/]+)/", 1)
-        pairs = batch.select(stream_of.alias("s"), "_source_file").distinct().collect()
-        by_stream: dict[str, set[str]] = {}
-        for stream, source in pairs:
-            by_stream.setdefault(stream, set()).add(source)
-        sync_local_registry(self.settings.state_dir)
-        for stream in sorted(by_stream):
-            spec = STREAMS.get(stream)
-            if spec is None:
-                log.warning("ignoring files of unknown stream %s", stream)
-                continue
-            new = sorted(by_stream[stream] - ingested_files(spark, spec))
-            if not new:
-                continue
-            lines = batch.where(F.col("_source_file").isin(new))
-            good, counts = ingest_lines(spark, spec, lines, new, self.settings.state_dir)
-            if spark.catalog.tableExists(spec.table):
-                good.writeTo(spec.table).append()
-            else:
-                good.writeTo(spec.table).using("iceberg").create()
-            summary[stream] = counts
-        batch.unpersist()
+        try:
+            pairs = batch.select("_feed", "_file_uri").distinct().collect()
+            by_feed: dict[str, list[str]] = {}
+            for feed_name, uri in pairs:
+                by_feed.setdefault(feed_name, []).append(uri)
+            for feed in self.streams:
+                if feed.name in by_feed:
+                    summary[feed.name] = self._ingest(spark, feed, batch, by_feed[feed.name])
+        finally:
+            batch.unpersist()
         self.batches.append(summary)
+
+    def _ingest(self, spark: SparkSession, feed: Feed, batch: DataFrame, uris: list[str]) -> Any:
+        from pyspark.sql import functions as F
+
+        from floe.feeds import ledger
+        from floe.feeds.files import file_table, uri_path
+        from floe.feeds.ingest import context, reconcile_or_raise
+        from floe.feeds.kinds import stream
+
+        landed = {Path(f.path): f for f in stream.discover(feed, self.settings.landing)}
+        done = ledger.done_files(spark, feed, spark.catalog.tableExists(feed.raw_table))
+        chosen = {}
+        for uri in uris:
+            f = landed.get(uri_path(uri))
+            if f is not None and f.key not in done:
+                chosen[uri] = f
+        if not chosen:
+            return []
+        files = list(chosen.values())
+        table = file_table(spark, files, list(chosen), stream.FILE_ATTRS)
+        lines = (
+            batch.where(F.col("_feed") == feed.name)
+            .join(F.broadcast(table), "_file_uri")
+            .select("_line", "_source_file", *(n for n, _ in stream.FILE_ATTRS))
+        )
+        ctx = context(self.settings, self.project_dir)  # type: ignore[arg-type]
+        result = stream.decode(spark, feed, lines, ctx)
+        ledger.record(spark, feed, files, result.counts, result.quarantine, ctx.ingested_at)
+        _append(spark, feed.raw_table, result.rows)
+        reconcile_or_raise(spark, feed, always=True)
+        return sorted((k, c.records_in, c.loaded, c.quarantined) for k, c in result.counts.items())
 
     # ------------------------------------------------------------------ running
 
     def poll_reference(self) -> int:
-        """Between batches: refresh the reference if the flag appeared (no batch may run
-        for a long time when no stream data lands; the flag must not wait for one)."""
+        """Between batches: refresh references whose flag changed (no batch may run for a
+        long time when no stream data lands; a flag must not wait for one)."""
         with self._lock:
             if self._stopping:
                 return 0
-            return self.refresh_reference(self.spark)
+            return self.refresh_references(self.spark)
 
-    def start(self):
+    def start(self) -> Any:
         self.poll_reference()
         writer = (
             self.source()
@@ -178,7 +241,7 @@ class StreamJob:
             writer = writer.trigger(processingTime=self.window)
         return writer.start()
 
-    def request_stop(self, query) -> None:
+    def request_stop(self, query: Any) -> None:
         """Stop after the batch in progress (if any) has committed its tables."""
         with self._lock:  # waits for the running batch
             self._stopping = True

@@ -1,6 +1,7 @@
-"""Customer master/address loads (SPEC §3, seed 'SCD2 dim_customer').
+"""Demo content of the customer master/address feeds (seed 'SCD2 dim_customer').
 
-Day 0 is a full extract. Later days are change-only loads (rec_source_status
+Both feeds come from one simulated customer base (``master`` and ``address`` give each
+feed its table). Day 0 is a full extract. Later days are change-only loads (rec_source_status
 I/U/D), except every fourth day, which is a full extract again (deletes by
 absence). Along the way: attribute updates, new customers, deletes, one customer
 deleted and back two days later, duplicate rows per key within a load (latest
@@ -9,16 +10,18 @@ row_audit_ts wins) and NULL attributes.
 
 from __future__ import annotations
 
-import csv
-import io
 import random
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
 
-from floe.generator.base import GenerateOptions, WriteReport, manifest_bytes, write_landed
+from floe.feeds.kinds.csv_loads import Load
 
-MASTER_COLUMNS = ["customer_id", "first_name", "last_name", "employer_name", "row_audit_ts"]
-ADDRESS_COLUMNS = ["customer_id", "email_id", "city", "country", "row_audit_ts"]
+if TYPE_CHECKING:
+    from floe.feeds.declarations import Feed
+    from floe.generator.base import GenerateOptions
+
+STATUS = "rec_source_status"
 
 FIRST = ["Ava", "Ben", "Chloe", "Dan", "Ema", "Finn", "Gia", "Hugo", "Ines", "Jon", "Kai", "Lea"]
 LAST = ["Ng", "Ortiz", "Patel", "Quinn", "Rossi", "Silva", "Tan", "Ueda", "Vega", "Wong"]
@@ -72,16 +75,24 @@ def _change(rng: random.Random, c: Customer) -> Customer:
     return replace(c, last_name=rng.choice(LAST))
 
 
-def _master_row(c: Customer, ts: datetime) -> list[str]:
-    return [
-        str(c.customer_id),
-        *(_s(v) for v in (c.first_name, c.last_name, c.employer_name)),
-        _ts(ts),
-    ]
+def _master_row(c: Customer, ts: datetime) -> dict[str, str]:
+    return {
+        "customer_id": str(c.customer_id),
+        "first_name": _s(c.first_name),
+        "last_name": _s(c.last_name),
+        "employer_name": _s(c.employer_name),
+        "row_audit_ts": _ts(ts),
+    }
 
 
-def _address_row(c: Customer, ts: datetime) -> list[str]:
-    return [str(c.customer_id), *(_s(v) for v in (c.email_id, c.city, c.country)), _ts(ts)]
+def _address_row(c: Customer, ts: datetime) -> dict[str, str]:
+    return {
+        "customer_id": str(c.customer_id),
+        "email_id": _s(c.email_id),
+        "city": _s(c.city),
+        "country": _s(c.country),
+        "row_audit_ts": _ts(ts),
+    }
 
 
 def _s(value: str | None) -> str:
@@ -92,21 +103,23 @@ def _ts(ts: datetime) -> str:
     return ts.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _csv(header: list[str], rows: list[list[str]]) -> bytes:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return buf.getvalue().encode()
-
-
 def is_full_load(day_index: int) -> bool:
     return day_index == 0 or day_index % 4 == 0
 
 
-def generate(opts: GenerateOptions) -> WriteReport:
+def master(feed: Feed, opts: GenerateOptions) -> list[Load]:
+    """The customer_master loads."""
+    return _simulate(opts)["master"]
+
+
+def address(feed: Feed, opts: GenerateOptions) -> list[Load]:
+    """The customer_address loads (customers without an address have no row)."""
+    return _simulate(opts)["address"]
+
+
+def _simulate(opts: GenerateOptions) -> dict[str, list[Load]]:
     rng = opts.rng("customers")
-    report = WriteReport([], [])
+    loads: dict[str, list[Load]] = {"master": [], "address": []}
     live: dict[int, Customer] = {}
     deleted: dict[int, Customer] = {}
     returning: dict[int, int] = {}  # day index -> customer_id to bring back
@@ -148,21 +161,18 @@ def generate(opts: GenerateOptions) -> WriteReport:
             if back is not None and back in deleted:
                 live[back] = _change(rng, deleted.pop(back))
                 events.append((back, "I", live[back], ts(9000)))
-        _write_day(opts, report, load_date, day_index, live, events, base_ts)
-    return report
+        for table, load in _day(load_date, day_index, live, events, base_ts).items():
+            loads[table].append(load)
+    return loads
 
 
-def _write_day(
-    opts: GenerateOptions,
-    report: WriteReport,
+def _day(
     load_date: date,
     day_index: int,
     live: dict[int, Customer],
     events: list[tuple[int, str, Customer, datetime]],
     base_ts: datetime,
-) -> None:
-    root = opts.landing / "customers"
-    part = f"load_date={load_date.isoformat()}"
+) -> dict[str, Load]:
     if is_full_load(day_index):
         kind = "full"
         latest = {cid: ts for cid, _, _, ts in events}
@@ -172,20 +182,12 @@ def _write_day(
             for cid, c in sorted(live.items())
             if c.has_address
         ]
-        m_header, a_header = MASTER_COLUMNS, ADDRESS_COLUMNS
     else:
         kind = "changes"
-        master = [[*_master_row(c, t), st] for _, st, c, t in events]
+        master = [{**_master_row(c, t), STATUS: st} for _, st, c, t in events]
         address = [
-            [*_address_row(c, t), st] for _, st, c, t in events if c.has_address or st == "D"
+            {**_address_row(c, t), STATUS: st}
+            for _, st, c, t in events
+            if c.has_address or st == "D"
         ]
-        m_header = [*MASTER_COLUMNS, "rec_source_status"]
-        a_header = [*ADDRESS_COLUMNS, "rec_source_status"]
-    for table, header, rows in (
-        ("customer_master", m_header, master),
-        ("customer_address", a_header, address),
-    ):
-        folder = root / table / part
-        write_landed(folder / "part-00000.csv", _csv(header, rows), report)
-        # The manifest last: it declares a complete load.
-        write_landed(folder / "_manifest.json", manifest_bytes(kind), report)
+    return {"master": Load(load_date, kind, master), "address": Load(load_date, kind, address)}

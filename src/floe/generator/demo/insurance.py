@@ -1,4 +1,6 @@
-"""Insurance policy feeds (SPEC §3, §7; seed 'Handle UPSERT data operations').
+"""Demo content of the insurance policy feed (seed 'Handle UPSERT data operations').
+
+The layout (floe.feeds.kinds.flagged_csv) puts day 0 in ``full/`` and later days in ``cdc/``:
 
 - `insurance/full/full-load-<yyyymmdd>.csv` (day 0, header row): the seed's sample of 25
   policies. Six rows survive in the seed verbatim; the other 19 are synthesized here,
@@ -13,24 +15,14 @@
 
 from __future__ import annotations
 
-import csv
-import io
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
-from floe.generator.base import GenerateOptions, WriteReport, write_landed
-
-COLUMNS = [
-    "policy_id",
-    "expiry_date",
-    "location_name",
-    "state_code",
-    "region_name",
-    "insured_value",
-    "business_type",
-    "earthquake_coverage",
-    "flood_coverage",
-]
+if TYPE_CHECKING:
+    from floe.feeds.declarations import Feed
+    from floe.generator.base import GenerateOptions
 
 
 @dataclass(frozen=True)
@@ -108,15 +100,6 @@ def _synth(rng, policy_id: int) -> Policy:
     )
 
 
-def _csv(rows: list[list[str]], header: list[str] | None) -> bytes:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    if header:
-        writer.writerow(header)
-    writer.writerows(rows)
-    return buf.getvalue().encode()
-
-
 def _seed_cdc(live: dict[int, Policy]) -> list[tuple[str, Policy]]:
     return [
         ("U", replace(live[100462], expiry_date=date(2024, 12, 31))),
@@ -128,55 +111,59 @@ def _seed_cdc(live: dict[int, Policy]) -> list[tuple[str, Policy]]:
     ]
 
 
-def generate(opts: GenerateOptions) -> WriteReport:
-    report = WriteReport([], [])
-    _run(opts, report)
-    return report
+class _Policies:
+    def __init__(self, feed: Feed, opts: GenerateOptions) -> None:
+        self.feed, self.opts = feed, opts
+        self.state: dict[int, Policy] = {}
+
+    def days(self) -> Iterator[tuple[date, bool, list[list[str]]]]:
+        """(load date, is the full load, CSV rows: op flag first on change days)."""
+        opts = self.opts
+        rng = opts.rng("insurance")
+        live: dict[int, Policy] = {}
+        self.state = live
+        next_id = 110003
+        for day_index, load_date in enumerate(opts.load_dates()):
+            if day_index == 0:
+                taken = {p.policy_id for p in SEED_FULL + SYNTH_FULL}
+                extra: list[Policy] = []
+                while len(taken) < 25:
+                    pid = 100400 + rng.randrange(400)
+                    if pid not in taken and pid not in SEED_CDC_KEYS:
+                        taken.add(pid)
+                        extra.append(_synth(rng, pid))
+                policies = sorted(SEED_FULL + SYNTH_FULL + extra, key=lambda p: p.expiry_date)
+                live.update({p.policy_id: p for p in policies})
+                yield load_date, True, [p.row() for p in policies]
+                continue
+            if day_index == 1:
+                changes = _seed_cdc(live)
+            else:
+                changes = []
+                candidates = sorted(k for k in live if k not in SEED_CDC_KEYS)
+                for pid in rng.sample(candidates, min(3, len(candidates))):
+                    changes.append(
+                        ("U", replace(live[pid], insured_value=live[pid].insured_value + 1000))
+                    )
+                # the same policy twice in one file: the later line wins
+                pid = candidates[day_index % len(candidates)]
+                changes.append(("U", replace(live[pid], business_type="Retail")))
+                changes.append(("U", replace(live[pid], business_type="Hospitality")))
+                changes.append(("I", _synth(rng, next_id)))
+                next_id += 1
+            for _, policy in changes:
+                live[policy.policy_id] = policy
+            yield load_date, False, [[op, *p.row()] for op, p in changes]
 
 
-def expected_state(opts: GenerateOptions) -> dict[int, Policy]:
+def policies(feed: Feed, opts: GenerateOptions) -> _Policies:
+    """The policy feed's days."""
+    return _Policies(feed, opts)
+
+
+def expected_state(feed: Feed, opts: GenerateOptions) -> dict[int, Policy]:
     """The policies the mart must hold after every generated day."""
-    return _run(opts, None)
-
-
-def _run(opts: GenerateOptions, report: WriteReport | None) -> dict[int, Policy]:
-    rng = opts.rng("insurance")
-    live: dict[int, Policy] = {}
-    root = opts.landing / "insurance"
-    next_id = 110003
-    for day_index, load_date in enumerate(opts.load_dates()):
-        if day_index == 0:
-            taken = {p.policy_id for p in SEED_FULL + SYNTH_FULL}
-            extra: list[Policy] = []
-            while len(taken) < 25:
-                pid = 100400 + rng.randrange(400)
-                if pid not in taken and pid not in SEED_CDC_KEYS:
-                    taken.add(pid)
-                    extra.append(_synth(rng, pid))
-            policies = sorted(SEED_FULL + SYNTH_FULL + extra, key=lambda p: p.expiry_date)
-            live = {p.policy_id: p for p in policies}
-            data = _csv([p.row() for p in policies], COLUMNS)
-            if report is not None:
-                write_landed(root / "full" / f"full-load-{load_date:%Y%m%d}.csv", data, report)
-            continue
-        if day_index == 1:
-            changes = _seed_cdc(live)
-        else:
-            changes = []
-            candidates = sorted(k for k in live if k not in SEED_CDC_KEYS)
-            for pid in rng.sample(candidates, min(3, len(candidates))):
-                changes.append(
-                    ("U", replace(live[pid], insured_value=live[pid].insured_value + 1000))
-                )
-            # the same policy twice in one file: the later line wins
-            pid = candidates[day_index % len(candidates)]
-            changes.append(("U", replace(live[pid], business_type="Retail")))
-            changes.append(("U", replace(live[pid], business_type="Hospitality")))
-            changes.append(("I", _synth(rng, next_id)))
-            next_id += 1
-        for _, policy in changes:
-            live[policy.policy_id] = policy
-        data = _csv([[op, *p.row()] for op, p in changes], None)
-        if report is not None:
-            write_landed(root / "cdc" / f"cdc-load-{load_date:%Y%m%d}.csv", data, report)
-    return live
+    run = _Policies(feed, opts)
+    for _ in run.days():
+        pass
+    return run.state

@@ -1,29 +1,27 @@
-"""AWS DMS landings for a small sports schema (SPEC §3, §7; seed 'relational replication').
+"""Demo content of the DMS sports feeds (seed 'relational replication': dms_sample).
 
-Layout: `dms/dms_sample/<table>/LOAD00000001.parquet` (full load, no `Op`) on day 0,
-then one CDC file a day, `dms/dms_sample/<table>/<yyyymmdd-hhmmssfff>.parquet`, with
-`Op` (I/U/D) as first column and DMS's `last_update_time` control column.
-
-The CDC files carry the cases a correct merge must get right (and the seed's job
-gets wrong): several changes to one key in one file, two changes of one key with
-the same `last_update_time` (the later row in the file wins), deletes of keys that
-never existed, updates of keys never inserted (an upsert), and from day 2 on a new
-column (`sporting_event.attendance`) the earlier files do not have.
+Day 0 lands a full load; each later day one CDC file. The CDC files carry the cases a
+correct merge must get right (and the seed's job gets wrong): several changes to one
+key in one file, two changes of one key with the same ``last_update_time`` (the later
+row in the file wins), deletes of keys that never existed, updates of keys never
+inserted (an upsert), and from day 2 on a new column (``sporting_event.attendance``)
+the earlier files do not have. Columns and their types come from each feed's YAML
+declaration; the layout (file names, op column first) from floe.feeds.kinds.dms.
 """
 
 from __future__ import annotations
 
-import io
 import random
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
-from floe.generator.base import GenerateOptions, WriteReport, write_landed
+from floe.generator.synth import DmsDay
 
-SCHEMA = "dms_sample"
-ADDED_COLUMN_DAY = 2  # sporting_event gains `attendance` from this day index on
+if TYPE_CHECKING:
+    from floe.feeds.declarations import Feed
+    from floe.generator.base import GenerateOptions
 
 SPORTS = ["baseball", "football"]
 TEAMS = ["Rams", "Bears", "Jets", "Mets", "Cubs", "Sox", "Giants", "Colts", "Twins", "Reds"]
@@ -35,14 +33,23 @@ HANDS = ["R", "L", "B"]
 
 
 @dataclass(frozen=True)
-class TableSpec:
-    """One replicated table: its columns (pyarrow types), key and row factory."""
+class SportsTable:
+    """How one replicated table's rows are made and changed, and how its keys grow."""
 
-    name: str
-    columns: list[tuple[str, Any]]
-    key: tuple[str, ...]
     make: Callable[[random.Random, tuple], dict]
     change: Callable[[random.Random, dict, date], dict]
+    rows: Callable[[int], int]  # rows of the full load at a scale
+    initial_keys: Callable[[int], list[tuple]] = field(
+        default=lambda n: [(i,) for i in range(1, n + 1)]
+    )
+    next_key: Callable[[set[tuple], random.Random], tuple] = field(
+        default=lambda taken, rng: (max((k[0] for k in taken), default=0) + 1,)
+    )
+    # column -> (first day index it is landed, value maker): the source table evolved
+    added: dict[str, tuple[int, Callable[[random.Random], object]]] = field(default_factory=dict)
+
+    def __call__(self, feed: Feed, opts: GenerateOptions) -> _Replica:
+        return _Replica(self, feed, opts)
 
 
 def _sporting_event(rng: random.Random, key: tuple) -> dict:
@@ -102,157 +109,97 @@ def _nfl_change(rng: random.Random, row: dict, day: date) -> dict:
     return {**row, "seating_capacity": row["seating_capacity"] + rng.randrange(-500, 500)}
 
 
-def _specs() -> list[TableSpec]:
-    import pyarrow as pa
-
-    return [
-        TableSpec(
-            "sporting_event",
-            [
-                ("id", pa.int64()),
-                ("sport_type_name", pa.string()),
-                ("home_team_id", pa.int32()),
-                ("away_team_id", pa.int32()),
-                ("location_id", pa.int32()),
-                ("start_date_time", pa.timestamp("us")),
-                ("start_date", pa.date32()),
-                ("sold_out", pa.int32()),
-            ],
-            ("id",),
-            _sporting_event,
-            _sporting_event_change,
-        ),
-        TableSpec(
-            "mlb_data",
-            [
-                ("mlb_id", pa.int32()),
-                ("season", pa.int32()),
-                ("mlb_name", pa.string()),
-                ("mlb_pos", pa.string()),
-                ("mlb_team", pa.string()),
-                ("bats", pa.string()),
-                ("throws", pa.string()),
-                ("birth_year", pa.int32()),
-            ],
-            ("mlb_id", "season"),
-            _mlb,
-            _mlb_change,
-        ),
-        TableSpec(
-            "nfl_stadium_data",
-            [
-                ("sport_location_id", pa.int32()),
-                ("stadium", pa.string()),
-                ("seating_capacity", pa.int32()),
-                ("location", pa.string()),
-                ("surface", pa.string()),
-                ("roof", pa.string()),
-                ("team", pa.string()),
-                ("opened", pa.int32()),
-            ],
-            ("sport_location_id",),
-            _nfl,
-            _nfl_change,
-        ),
-    ]
+def _mlb_keys(n: int) -> list[tuple]:
+    # composite key: a few seasons per player; 506560 is the seed's player
+    players = [506560 + i for i in range(max(1, n // 3))]
+    return [(p, s) for p in players for s in (2020, 2021, 2022)][:n]
 
 
-def _initial_keys(spec: TableSpec, n: int) -> list[tuple]:
-    if spec.name == "mlb_data":
-        # composite key: a few seasons per player; 506560 is the seed's player
-        players = [506560 + i for i in range(max(1, n // 3))]
-        return [(p, s) for p in players for s in (2020, 2021, 2022)][:n]
-    return [(i,) for i in range(1, n + 1)]
+def _mlb_next_key(taken: set[tuple], rng: random.Random) -> tuple:
+    while True:
+        key = (600000 + rng.randrange(10**5), 2022)
+        if key not in taken:
+            return key
 
 
-def _next_key(spec: TableSpec, taken: set[tuple], rng: random.Random) -> tuple:
-    if spec.name == "mlb_data":
-        while True:
-            key = (600000 + rng.randrange(10**5), 2022)
-            if key not in taken:
-                return key
-    key = (max((k[0] for k in taken), default=0) + 1,)
-    return key
+sporting_event = SportsTable(
+    _sporting_event,
+    _sporting_event_change,
+    rows=lambda scale: max(12, scale // 2),
+    added={"attendance": (2, lambda rng: 20000 + rng.randrange(40000))},
+)
+mlb_data = SportsTable(
+    _mlb,
+    _mlb_change,
+    rows=lambda scale: max(12, scale // 3),
+    initial_keys=_mlb_keys,
+    next_key=_mlb_next_key,
+)
+nfl_stadium_data = SportsTable(_nfl, _nfl_change, rows=lambda scale: 40)
 
 
-def _parquet(columns: list[tuple[str, Any]], rows: list[dict]) -> bytes:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+class _Replica:
+    """One table's landed history: the full load, then a CDC file a day."""
 
-    schema = pa.schema([pa.field(name, typ) for name, typ in columns])
-    table = pa.Table.from_pylist(rows, schema=schema)
-    buf = io.BytesIO()
-    pq.write_table(table, buf, compression="snappy")
-    return buf.getvalue()
+    def __init__(self, table: SportsTable, feed: Feed, opts: GenerateOptions) -> None:
+        self.table, self.feed, self.opts = table, feed, opts
+        self.state: dict[tuple, dict] = {}
 
+    def days(self) -> Iterator[DmsDay]:
+        from floe.feeds.kinds.dms import op_column, timestamp_column
 
-def _scale_rows(spec: TableSpec, scale: int) -> int:
-    # a few hundred rows at the default scale (1000); the stadium table stays small
-    sizes = {"sporting_event": scale // 2, "mlb_data": scale // 3, "nfl_stadium_data": 40}
-    return max(12, sizes[spec.name])
-
-
-def generate(opts: GenerateOptions) -> WriteReport:
-    report = WriteReport([], [])
-    _run(opts, report)
-    return report
-
-
-def expected_state(opts: GenerateOptions) -> dict[str, dict[tuple, dict]]:
-    """The rows every replicated table must hold after all days: the generator's truth."""
-    return _run(opts, None)
-
-
-def _run(opts: GenerateOptions, report: WriteReport | None) -> dict[str, dict[tuple, dict]]:
-    import pyarrow as pa
-
-    state: dict[str, dict[tuple, dict]] = {}
-    for spec in _specs():
-        rng = opts.rng(f"dms:{spec.name}")
+        spec, feed = self.table, self.feed
+        op, ts = op_column(feed), timestamp_column(feed)
+        rng = self.opts.rng(f"dms:{feed.name}")
         live: dict[tuple, dict] = {}
         ever: set[tuple] = set()
-        folder = opts.landing / "dms" / SCHEMA / spec.name
-        columns = list(spec.columns)
-        for day_index, load_date in enumerate(opts.load_dates()):
+        self.state = live
+        declared = feed.column_types()
+        for day_index, load_date in enumerate(self.opts.load_dates()):
             base = datetime.combine(load_date, time(1, 0))
+            columns = [(n, t) for n, t in declared if spec.added.get(n, (0, None))[0] <= day_index]
             if day_index == 0:
-                for key in _initial_keys(spec, _scale_rows(spec, opts.scale)):
+                for key in spec.initial_keys(spec.rows(self.opts.scale)):
                     live[key] = spec.make(rng, key)
                     ever.add(key)
-                rows = [{**row, "last_update_time": base} for _, row in sorted(live.items())]
-                cols = [*columns, ("last_update_time", pa.timestamp("us"))]
-                if report is not None:
-                    write_landed(folder / "LOAD00000001.parquet", _parquet(cols, rows), report)
+                rows = [{**row, ts: base} for _, row in sorted(live.items())]
+                yield DmsDay(True, load_date, base, columns, rows)
                 continue
-            if spec.name == "sporting_event" and day_index == ADDED_COLUMN_DAY:
-                columns.append(("attendance", pa.int32()))
-            events = _day_events(spec, rng, live, ever, load_date, base, columns)
-            cols = [("Op", pa.string()), *columns, ("last_update_time", pa.timestamp("us"))]
-            name = f"{load_date:%Y%m%d}-{base:%H%M%S}000.parquet"
-            if report is not None:
-                write_landed(folder / name, _parquet(cols, events), report)
-        state[spec.name] = live
-    return state
+            events = _day_events(spec, rng, live, ever, load_date, base, columns, op, ts)
+            yield DmsDay(False, load_date, base, columns, events)
+
+
+def expected_state(feed: Feed, opts: GenerateOptions) -> dict[tuple, dict]:
+    """The rows the replicated table must hold after all days: the generator's truth."""
+    from floe.feeds.kinds.base import demo_maker
+
+    replica = demo_maker(feed)(feed, opts)
+    for _ in replica.days():
+        pass
+    return replica.state
 
 
 def _day_events(
-    spec: TableSpec,
+    spec: SportsTable,
     rng: random.Random,
     live: dict[tuple, dict],
     ever: set[tuple],
     load_date: date,
     base: datetime,
-    columns: list[tuple[str, Any]],
+    columns: list[tuple[str, str]],
+    op_col: str,
+    ts_col: str,
 ) -> list[dict]:
     """One day's CDC rows in capture order (the order DMS writes them in the file)."""
     names = [c for c, _ in columns]
     events: list[tuple[datetime, int, dict]] = []  # (last_update_time, arrival, row)
 
     def emit(op: str, row: dict, at: datetime) -> None:
-        if "attendance" in names and op != "D" and row.get("attendance") is None:
-            row["attendance"] = 20000 + rng.randrange(40000)  # row may be live[key]: keep it
+        for column, (_, make) in spec.added.items():
+            if column in names and op != "D" and row.get(column) is None:
+                row[column] = make(rng)  # row may be live[key]: keep it
         full = {c: row.get(c) for c in names}
-        events.append((at, len(events), {"Op": op, **full, "last_update_time": at}))
+        events.append((at, len(events), {op_col: op, **full, ts_col: at}))
 
     def at(seconds: int) -> datetime:
         return base + timedelta(seconds=seconds)
@@ -278,7 +225,7 @@ def _day_events(
     emit("U", live[tied], at(3000))
     # 3. inserts, one inserted then updated in the same file
     for j in range(max(1, n // 50)):
-        key = _next_key(spec, ever, rng)
+        key = spec.next_key(ever, rng)
         ever.add(key)
         live[key] = spec.make(rng, key)
         emit("I", live[key], at(100 + j))
@@ -286,7 +233,7 @@ def _day_events(
             live[key] = spec.change(rng, live[key], load_date)
             emit("U", live[key], at(4000))
     # 4. an update of a key never inserted (the replica missed its insert): an upsert
-    key = _next_key(spec, ever, rng)
+    key = spec.next_key(ever, rng)
     ever.add(key)
     live[key] = spec.make(rng, key)
     emit("U", live[key], at(150))
@@ -298,6 +245,6 @@ def _day_events(
     if victim in live and victim != tied:
         emit("D", live.pop(victim), at(5500))
     # 6. a delete of a key that never existed: a no-op
-    ghost = _next_key(spec, ever, rng)
+    ghost = spec.next_key(ever, rng)
     emit("D", spec.make(rng, ghost), at(6000))
     return [row for _, _, row in sorted(events, key=lambda e: (e[0], e[1]))]
