@@ -90,6 +90,19 @@ class FloeAdapter(SparkAdapter):
 
         return run_checks_for(relation, checks, model_name, run_id)
 
+    @available
+    def floe_reconcile_feeds(self, nodes: list[dict]) -> str:
+        """Post-hook of raw feed models: every landed file's records add up (floe.feeds)."""
+        from floe.feeds import FeedError
+        from floe.feeds.dbt import reconcile_nodes
+        from floe.runtime import get_spark
+
+        try:
+            reconcile_nodes(get_spark(), nodes)
+        except FeedError as exc:
+            raise DbtRuntimeError(str(exc)) from exc
+        return ""
+
     def list_relations_without_caching(self, schema_relation: Any) -> list[Any]:
         schema = schema_relation.schema
         try:

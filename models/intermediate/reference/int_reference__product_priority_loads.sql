@@ -5,7 +5,7 @@ files as (
     select distinct
         load_date,
         source_file
-    from {{ ref('stg_streams__product_priority') }}
+    from {{ ref('stg_reference__product_priority') }}
 ),
 
 final as (

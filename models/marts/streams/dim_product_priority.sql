@@ -3,12 +3,12 @@
 {{ config(
     materialized='scd2',
     unique_key='item',
-    scd2_loads='int_streams__product_priority_loads',
+    scd2_loads='int_reference__product_priority_loads',
     surrogate_key='product_priority_sk',
     tracked_columns=['price', 'priority'],
     initial_eff_date='1900-01-01',
 ) }}
--- depends_on: {{ ref('int_streams__product_priority_loads') }}
+-- depends_on: {{ ref('int_reference__product_priority_loads') }}
 
 with
 
@@ -17,7 +17,7 @@ extract as (
         item,
         price,
         priority
-    from {{ ref('stg_streams__product_priority') }}
+    from {{ ref('stg_reference__product_priority') }}
     where load_date = {{ floe_scd2_load_date() }}
 )
 

@@ -1,6 +1,7 @@
--- icebergdemodb.customer of the GDPR streaming post (seed 004-6): the seed's
--- DDL types, appended per decode batch, merge-on-read so an erasure (DELETE /
--- MERGE by customerid) writes delete files instead of rewriting data files.
+-- icebergdemodb.customer of the GDPR streaming post (seed 004-6): customer
+-- purchase events with the seed's DDL types, appended per ingest batch,
+-- merge-on-read so an erasure (DELETE / MERGE by customerid) writes delete files
+-- instead of rewriting data files.
 {{ config(
     materialized='incremental',
     incremental_strategy='append',
@@ -15,7 +16,7 @@
 with
 
 events as (
-    select * from {{ ref('raw_streams__customer_events') }}
+    select * from {{ ref('stg_streams__customer_events') }}
     {% if is_incremental() %}
         where _ingested_at > (
             select coalesce(max(_ingested_at), timestamp '1970-01-01') from {{ this }}
@@ -24,28 +25,7 @@ events as (
 ),
 
 final as (
-    select
-        year,
-        month,
-        day,
-        hour,
-        minute,
-        cast(customerid as string) as customerid,
-        firstname,
-        lastname,
-        dateofbirth,
-        city,
-        cast(buildingnumber as string) as buildingnumber,
-        streetaddress,
-        state,
-        zipcode,
-        country,
-        countrycode,
-        phonenumber,
-        productname,
-        cast(transactionamount as int) as transactionamount,
-        _ingested_at
-    from events
+    select * from events
 )
 
 select * from final

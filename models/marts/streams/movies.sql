@@ -5,23 +5,12 @@
 with
 
 changes as (
-    select * from {{ ref('raw_streams__movies_cdc') }}
+    select * from {{ ref('stg_streams__movies_cdc') }}
     where {{ cdc_unapplied() }}
 ),
 
 final as (
-    select
-        movie_id,
-        title,
-        release_year,
-        country,
-        __op,
-        __source_ts_ms,
-        __deleted,
-        _source_file,
-        cast(_sequence_number as decimal(38, 0)) as _row_in_file,
-        _ingested_at
-    from changes
+    select * from changes
 )
 
 select * from final

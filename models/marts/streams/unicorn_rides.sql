@@ -1,32 +1,12 @@
--- UnicornRideRequest flattened for analysts: one column per leaf of the nested
--- Avro records (customer, recommended unicorn), enums as strings.
+-- Unicorn ride requests for analysts, flattened by stg_streams__unicorn_rides.
 with
 
 rides as (
-    select * from {{ ref('raw_streams__unicorn_rides') }}
+    select * from {{ ref('stg_streams__unicorn_rides') }}
 ),
 
 final as (
-    select
-        rides.request_id,
-        rides.pickup_address,
-        rides.destination_address,
-        rides.ride_fare,
-        rides.ride_duration,
-        rides.preferred_unicorn_color,
-        recommended_unicorn.unicorn_id as recommended_unicorn_id,
-        recommended_unicorn.color as recommended_unicorn_color,
-        recommended_unicorn.stars_rating as recommended_unicorn_stars,
-        customer.customer_account_no,
-        customer.first_name as customer_first_name,
-        customer.middle_name as customer_middle_name,
-        customer.last_name as customer_last_name,
-        customer.email_addresses as customer_email_addresses,
-        customer.customer_address,
-        customer.mode_of_payment as customer_mode_of_payment,
-        customer.customer_rating,
-        rides._arrival_ts as arrival_ts
-    from rides
+    select * from rides
 )
 
 select * from final

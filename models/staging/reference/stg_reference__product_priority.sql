@@ -1,7 +1,7 @@
 with
 
 source as (
-    select * from {{ ref('raw_streams__product_priority') }}
+    select * from {{ ref('raw_reference__product_priority') }}
 ),
 
 renamed as (

@@ -15,7 +15,8 @@
 {% macro floe_py_write(compiled_code, relation, temporary) %}
 {{ compiled_code }}
 # --- floe: in-process materialization (generated) --- #
-dbt = dbtObj(spark.table)
+from floe.feeds.dbt import feed_loader as _floe_feed_loader
+dbt = dbtObj(_floe_feed_loader(spark, {{ floe_feed_nodes(model) | tojson }}, {{ 'True' if is_incremental() else 'False' }}))
 df = model(dbt, spark)
 import pyspark.sql
 if not isinstance(df, pyspark.sql.DataFrame):
