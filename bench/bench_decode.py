@@ -1,6 +1,6 @@
 """Decode throughput: framed UnicornRideRequest records from landed files into Iceberg.
 
-SPEC §5 / issue 6 Performance: N records (FLOE_BENCH_DECODE_N, default 1,000,000;
+N records (FLOE_BENCH_DECODE_N, default 1,000,000;
 1 % zlib-compressed) landed as Kinesis JSONL, decoded by floe (JVM envelope parse,
 mapInArrow fastavro decode, Arrow conversion) and appended to an Iceberg table —
 against the bound: a plain single-core fastavro loop decoding the same payload bytes
@@ -32,11 +32,14 @@ def _land(landing: Path, n: int, registry_state: Path) -> list[bytes]:
     """Write n framed records as JSONL files; return the payload bytes of the pool."""
     import random
 
-    from floe.decode.specs import sync_local_registry
-    from floe.generator.streams import _unicorn, stream_path
+    from floe.dbt import project_dir
+    from floe.feeds import find_feed, load_feeds
+    from floe.feeds.kinds.stream import schemas_dir, stream_path, sync_local_registry
+    from floe.generator.demo.streams import _unicorn
     from floe.registry import codec, wire
 
-    registry = sync_local_registry(registry_state)
+    feed = find_feed(load_feeds(project_dir()), "unicorn_rides")
+    registry = sync_local_registry(registry_state, schemas_dir(project_dir()))
     version = registry.latest("unicorn_ride_request")
     rng = random.Random(7)
     from datetime import datetime
@@ -64,7 +67,7 @@ def _land(landing: Path, n: int, registry_state: Path) -> list[bytes]:
         count = min(per_file, n - written)
         if count <= 0:
             break
-        path = stream_path(landing, "unicorn_rides", datetime(2022, 7, 1, f % 24), part=f)
+        path = stream_path(landing, feed, datetime(2022, 7, 1, f % 24), part=f)
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w") as out:
             for k in range(written, written + count):
@@ -78,10 +81,10 @@ def fastavro_loop(payloads: list[bytes], n: int) -> float:
     """Records/s of a bare single-core fastavro loop over the same payload bytes."""
     import fastavro
 
-    from floe.decode.specs import schemas_dir
+    from floe.dbt import project_dir
 
     schema = fastavro.parse_schema(
-        json.loads((schemas_dir() / "floe/unicorn_ride_request/v1.avsc").read_text())
+        json.loads((project_dir() / "schemas/floe/unicorn_ride_request/v1.avsc").read_text())
     )
     compressed = {i: zlib.compress(p) for i, p in enumerate(payloads) if i % 100 == 0}
     reader = fastavro.schemaless_reader
@@ -95,16 +98,19 @@ def fastavro_loop(payloads: list[bytes], n: int) -> float:
 
 def spark_run() -> None:
     """Child process: decode everything landed into raw.unicorn_rides; print JSON timing."""
-    from floe.decode.ingest import ingest_new
+    from floe.dbt import project_dir
+    from floe.feeds import find_feed, load_feeds
+    from floe.feeds.ingest import ingest
     from floe.runtime import Settings, get_spark
 
     settings = Settings.from_env()
     spark = get_spark(settings)
+    feed = find_feed(load_feeds(project_dir()), "unicorn_rides")
     started = time.perf_counter()
-    rows, counts = ingest_new(spark, "unicorn_rides", settings.landing, settings.state_dir, False)
-    rows.writeTo("raw.unicorn_rides").using("iceberg").createOrReplace()
+    result = ingest(spark, feed, raw_exists=False, settings=settings, project_dir=project_dir())
+    result.rows.writeTo("raw.unicorn_rides").using("iceberg").createOrReplace()
     elapsed = time.perf_counter() - started
-    decoded = sum(c[2] for c in counts)
+    decoded = sum(c.loaded for c in result.counts.values())
     print(json.dumps({"seconds": elapsed, "decoded": decoded}))
 
 

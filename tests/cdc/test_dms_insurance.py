@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from floe.generator import GenerateOptions, dms, generate, insurance
+from floe.generator import GenerateOptions, generate
+from floe.generator.demo import insurance, sports
+from tests.helpers import feed
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +29,8 @@ def _snapshots(spark, table: str) -> list[int]:
 
 
 def _assert_marts_match_generator(spark, opts: GenerateOptions) -> None:
-    for table, rows in dms.expected_state(opts).items():
+    for table in KEYS:
+        rows = sports.expected_state(feed(table), opts)
         got = {
             tuple(r[k] for k in KEYS[table]): r.asDict()
             for r in spark.table(f"marts.{table}").collect()
@@ -36,11 +39,12 @@ def _assert_marts_match_generator(spark, opts: GenerateOptions) -> None:
         for key, expected in rows.items():
             assert {c: got[key].get(c) for c in expected} == expected, (table, key)
     policies = {r.policy_id: r for r in spark.table("marts.insurance_policies").collect()}
-    expected_policies = insurance.expected_state(opts)
+    expected_policies = insurance.expected_state(feed("policies"), opts)
     assert set(policies) == set(expected_policies)
+    columns = [c.name for c in feed("policies").columns]
     for pid, policy in expected_policies.items():
-        assert tuple(policies[pid][c] for c in insurance.COLUMNS) == tuple(
-            getattr(policy, c) for c in insurance.COLUMNS
+        assert tuple(policies[pid][c] for c in columns) == tuple(
+            getattr(policy, c) for c in columns
         ), pid
 
 

@@ -33,7 +33,7 @@ def _landed_rows(landing: Path, table: str) -> int:
 def test_customer_landing_builds_once_then_only_new_files(spark, lakehouse, dbt):
     generate(GenerateOptions(landing=lakehouse.landing, days=3, scale=40), ["customers"])
     dbt(["build", "-s", CUSTOMER_MODELS])
-    raw = ["raw.raw_customers__master", "raw.raw_customers__address"]
+    raw = ["raw.customer_master", "raw.customer_address"]
     for table, name in zip(raw, ("customer_master", "customer_address"), strict=True):
         assert spark.table(table).count() == _landed_rows(lakehouse.landing, name)
     staged = spark.table("staging.stg_customers__master")
@@ -75,8 +75,8 @@ def test_floe_build_generates_when_empty_and_summarizes(spark, lakehouse, monkey
         main, ["build", "--days", "2", "--scale", "15", "-s", "+stg_customers__master"]
     )
     assert result.exit_code == 0, result.output
-    assert "generated" in result.output and "demo files for customers" in result.output
-    line = next(x for x in result.output.splitlines() if x.startswith("raw.raw_customers__master"))
+    assert "generated" in result.output and "customers.customer_master" in result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("raw.customer_master"))
     assert int(line.split()[1]) == _landed_rows(lakehouse.landing, "customer_master")
 
 
@@ -90,7 +90,7 @@ def test_malformed_manifest_fails_the_build_naming_the_file(spark, lakehouse, db
     failure = "\n".join(run.failures)
     assert "raw_customers__address" in failure and str(manifest) in failure
     # The independent master feed still built.
-    assert spark.table("raw.raw_customers__master").count() > 0
+    assert spark.table("raw.customer_master").count() > 0
 
 
 def test_python_models_table_and_incremental(spark, lakehouse, dbt_target_path):

@@ -1,2 +1,3 @@
 def model(dbt, session):
+    dbt.config(materialized="incremental")  # dbt makes a Python model a table unless told here
     return dbt.source("streams", "orders")

@@ -1,11 +1,34 @@
-"""The customer landing contract: every malformed input fails naming the file."""
+"""Feed kind csv_loads (the customer feeds): every malformed input fails naming the file."""
 
 import json
 
 import pytest
 
-from floe.landing import LandingError, discover_loads
-from floe.landing.customers import read_new_customer_files
+from floe.feeds import FeedError
+from floe.feeds.kinds import csv_loads
+from floe.feeds.kinds.base import IngestContext
+from tests.helpers import feed
+
+MASTER = feed("customer_master")
+
+
+def discover_loads(landing, _folder=None):
+    return csv_loads.discover(MASTER, landing)
+
+
+def read_new_customer_files(spark, landing, _table, seen):
+    from floe.runtime import Settings
+
+    files = [f for f in csv_loads.discover(MASTER, landing) if f.key not in seen]
+    ctx = IngestContext(
+        Settings.from_env({"FLOE_HOME": str(landing / ".home"), "FLOE_LANDING": str(landing)}),
+        "2022-07-09 00:00:00",
+        landing,
+    )
+    if not files:
+        return csv_loads.empty(spark, MASTER, ctx)
+    return csv_loads.read(spark, MASTER, files, ctx).rows
+
 
 HEADER = "customer_id,first_name,last_name,employer_name,row_audit_ts"
 
@@ -23,11 +46,11 @@ def test_discovery_is_oldest_first_with_kind_and_ledger_key(tmp_path):
     _load(tmp_path, "2022-07-02", HEADER + ",rec_source_status\n", kind="changes")
     _load(tmp_path, "2022-07-01", HEADER + "\n1,a,b,c,2022-07-01 00:00:00\n")
     files = discover_loads(tmp_path, "customers/customer_master")
-    assert [(f.load_date.isoformat(), f.kind) for f in files] == [
+    assert [(f.attr("_load_date").isoformat(), f.attr("_load_kind")) for f in files] == [
         ("2022-07-01", "full"),
         ("2022-07-02", "changes"),
     ]
-    assert files[0].relative == "customers/customer_master/load_date=2022-07-01/part-00000.csv"
+    assert files[0].key == "customers/customer_master/load_date=2022-07-01/part-00000.csv"
 
 
 @pytest.mark.parametrize(
@@ -42,21 +65,21 @@ def test_bad_or_missing_manifest_names_it(tmp_path, manifest, message):
     folder = _load(tmp_path, "2022-07-01", HEADER + "\n", manifest=False)
     if manifest is not None:
         (folder / "_manifest.json").write_text(manifest)
-    with pytest.raises(LandingError, match=message) as err:
+    with pytest.raises(FeedError, match=message) as err:
         discover_loads(tmp_path, "customers/customer_master")
     assert str(folder / "_manifest.json") in str(err.value)
 
 
 def test_bad_folder_date_is_named(tmp_path):
     _load(tmp_path, "2022-13-01", HEADER + "\n")
-    with pytest.raises(LandingError, match="load_date=2022-13-01"):
+    with pytest.raises(FeedError, match="load_date=2022-13-01"):
         discover_loads(tmp_path, "customers/customer_master")
 
 
 @pytest.mark.integration
 def test_wrong_header_is_named(spark, tmp_path):
     folder = _load(tmp_path, "2022-07-01", "id,first,last\n1,a,b\n")
-    with pytest.raises(LandingError, match="does not match the contract") as err:
+    with pytest.raises(FeedError, match="does not match the contract") as err:
         read_new_customer_files(spark, tmp_path, "customer_master", set())
     assert str(folder / "part-00000.csv") in str(err.value)
 
@@ -70,7 +93,7 @@ def test_unparsable_rows_and_bad_status_are_named_per_file(spark, tmp_path):
         HEADER + ",rec_source_status\n1,a,b,c,2022-07-02 00:00:00,Q\n",
         kind="changes",
     )
-    with pytest.raises(LandingError) as err:
+    with pytest.raises(FeedError) as err:
         read_new_customer_files(spark, tmp_path, "customer_master", set())
     text = str(err.value)
     assert "load_date=2022-07-01/part-00000.csv: 1 unparsable row(s)" in text

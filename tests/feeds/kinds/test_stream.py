@@ -1,4 +1,4 @@
-"""Streams end to end through `dbt build`: decode, quarantine, reconciliation,
+"""Feed kind stream end to end through `dbt build`: decode, quarantine, reconciliation,
 exactly once (re-run and simulated crash), weather v1/v2, movies CDC merge, orders
 enrichment at day boundaries, and decode running in executors (mapInArrow).
 """
@@ -10,54 +10,61 @@ from datetime import date
 
 import pytest
 
-from floe.generator import GenerateOptions
-from floe.generator.streams import BAD_CLASSES, STREAM_SCHEMAS, generate, priority_history
+from floe.generator import GenerateOptions, generate
+from floe.generator.demo.reference import priority_history
+from tests.helpers import ROOT, current_snapshot, feed, feeds_of, landed_lines
 
 pytestmark = pytest.mark.integration
 
 SELECT = [
     "path:python_models/raw/streams",
+    "path:python_models/raw/reference",
     "path:models/staging/streams",
-    "path:models/intermediate/streams",
+    "path:models/staging/reference",
+    "path:models/intermediate/reference",
     "path:models/marts/streams",
 ]
-SIDE_TABLES = ["raw.quarantine", "raw.stream_files"]
-RAW_TABLES = [f"raw.{s}" for s in STREAM_SCHEMAS] + ["raw.product_priority"]
+STREAMS = [f.name for f in feeds_of("stream")]
+SIDE_TABLES = ["raw.quarantine", "raw.landed_files"]
+RAW_TABLES = [f"raw.{s}" for s in STREAMS] + ["raw.product_priority"]
+_snapshot = current_snapshot
 
 
-def _snapshot(spark, table):
-    rows = spark.sql(
-        f"select snapshot_id from {table}.snapshots order by committed_at desc limit 1"
-    ).collect()
-    return rows[0][0] if rows else None
+def bad_classes() -> dict[str, tuple[str, ...]]:
+    """Failure classes the demo data of each stream feed carries."""
+    from floe.feeds.kinds import stream
+    from floe.feeds.kinds.base import demo_maker
+
+    out = {}
+    for f in feeds_of("stream"):
+        data_format, _ = stream.latest_schema(f, ROOT)
+        out[f.name] = stream.bad_classes(data_format, demo_maker(f)(f, None))
+    return out
 
 
-def _lines(landing, stream):
-    return {
-        p.relative_to(landing).as_posix(): sum(1 for line in p.read_text().splitlines() if line)
-        for p in (landing / "streams" / stream).rglob("*.jsonl")
-    }
+def _lines(landing, name):
+    return landed_lines(landing, feed(name).landing)
 
 
 def test_streams_build_end_to_end(spark, lakehouse, dbt):
-    from floe.decode.ingest import ingest_new
+    from floe.feeds.ingest import ingest
 
     opts = GenerateOptions(landing=lakehouse.landing, days=2, scale=240, bad_share=0.02)
-    generate(opts)
+    generate(opts, ["streams", "reference"])
 
     # A crash after the side tables were written but before raw.orders was
     # committed: the build must re-decode those files and replace their rows.
-    _rows, counts = ingest_new(spark, "orders", lakehouse.landing, lakehouse.state_dir)
-    assert counts and not spark.catalog.tableExists("raw.orders")
+    result = ingest(spark, feed("orders"), raw_exists=False, settings=lakehouse, project_dir=ROOT)
+    assert result.counts and not spark.catalog.tableExists("raw.orders")
 
     dbt(["build", "-s", *SELECT])
 
     # -- every failure class, per stream, with its code
     found = {
         (r[0], r[1])
-        for r in spark.sql("select distinct stream, error_code from raw.quarantine").collect()
+        for r in spark.sql("select distinct feed, error_code from raw.quarantine").collect()
     }
-    for stream, classes in BAD_CLASSES.items():
+    for stream, classes in bad_classes().items():
         for code in classes:
             assert (stream, code) in found, (stream, code)
     assert (
@@ -68,23 +75,24 @@ def test_streams_build_end_to_end(spark, lakehouse, dbt):
     )
 
     # -- reconciliation: lines in the landed files = raw + quarantine, per file
-    for stream in STREAM_SCHEMAS:
+    for stream in STREAMS:
         landed = _lines(lakehouse.landing, stream)
         raw = Counter(r[0] for r in spark.sql(f"select _source_file from raw.{stream}").collect())
         bad = Counter(
             r[0]
             for r in spark.sql(
-                f"select _source_file from raw.quarantine where stream = '{stream}'"
+                f"select _source_file from raw.quarantine where feed = '{stream}'"
             ).collect()
         )
         assert {f: raw[f] + bad[f] for f in landed} == landed, stream
         assert sum(raw.values()) > 0.9 * sum(landed.values())
     # the crash replay left exactly one manifest row per file
     assert spark.sql(
-        "select count(*), count(distinct _source_file) from raw.stream_files"
+        "select count(*), count(distinct _source_file) from raw.landed_files "
+        "where feed <> 'product_priority'"
     ).first() == (
-        sum(len(_lines(lakehouse.landing, s)) for s in STREAM_SCHEMAS),
-        sum(len(_lines(lakehouse.landing, s)) for s in STREAM_SCHEMAS),
+        sum(len(_lines(lakehouse.landing, s)) for s in STREAMS),
+        sum(len(_lines(lakehouse.landing, s)) for s in STREAMS),
     )
 
     # -- typed ventilator; weather across v1 and v2
@@ -142,28 +150,13 @@ def test_streams_build_end_to_end(spark, lakehouse, dbt):
     parts = spark.sql("select partition from marts.fct_orders.partitions").collect()
     assert parts and set(parts[0][0].asDict()) == {"item", "priority"}
 
-    # -- customer mart is merge-on-read
-    props = {r[0]: r[1] for r in spark.sql("show tblproperties marts.customer").collect()}
+    # -- customer purchases mart is merge-on-read
+    props = {
+        r[0]: r[1] for r in spark.sql("show tblproperties marts.fct_customer_purchases").collect()
+    }
     assert props.get("write.delete.mode") == "merge-on-read"
 
     # -- re-run with nothing new commits nothing
     before = {t: _snapshot(spark, t) for t in RAW_TABLES + SIDE_TABLES}
     dbt(["build", "-s", *SELECT])
     assert {t: _snapshot(spark, t) for t in RAW_TABLES + SIDE_TABLES} == before
-
-
-def test_decode_runs_in_executors(spark, lakehouse):
-    from floe.decode.core import decode_lines, read_lines
-    from floe.decode.ingest import landed_files
-    from floe.decode.specs import STREAMS, registry_path, sync_local_registry
-
-    opts = GenerateOptions(landing=lakehouse.landing, days=1, scale=64)
-    generate(opts)
-    sync_local_registry(lakehouse.state_dir)
-    files = [str(p) for p in landed_files(lakehouse.landing, "unicorn_rides").values()]
-    decoded = decode_lines(
-        read_lines(spark, files), STREAMS["unicorn_rides"], registry_path(lakehouse.state_dir)
-    )
-    plan = decoded._jdf.queryExecution().executedPlan().toString()
-    assert "PythonMapInArrow" in plan or "MapInArrow" in plan
-    assert decoded.where("record is not null").count() > 0

@@ -1,16 +1,19 @@
 """`floe stream` (availableNow) writes what `dbt build` writes, resumes from its
-checkpoint, and refreshes reference data only when the `_CHANGED` flag appears."""
+checkpoint, and refreshes reference data only when the `_CHANGED` flag changes (the
+flag is never modified or deleted: its modification time is floe's state)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from floe.generator import GenerateOptions
-from floe.generator.streams import STREAM_SCHEMAS, generate
+from floe.generator import GenerateOptions, generate
+from tests.helpers import feeds_of
 
 pytestmark = pytest.mark.integration
 
-RAW = [f"raw.{s}" for s in STREAM_SCHEMAS]
+RAW = [f"raw.{f.name}" for f in feeds_of("stream")]
 
 
 def _rows(spark, table, drop=("_ingested_at",)):
@@ -38,13 +41,13 @@ def test_stream_matches_dbt_and_honours_the_change_flag(spark, lakehouse, dbt, t
     from floe.runtime import Settings, use_settings
 
     opts = GenerateOptions(landing=lakehouse.landing, days=1, scale=160, bad_share=0.02)
-    generate(opts)
+    generate(opts, ["streams", "reference"])
     folder = lakehouse.landing / "reference" / "product_priority"
     assert (folder / "_CHANGED").exists()
 
     job = _run(spark, lakehouse)
     assert len([b for b in job.batches if len(b) > 2]) >= 2  # several micro-batches
-    assert not (folder / "_CHANGED").exists()  # refreshed, then the flag removed
+    assert (folder / "_CHANGED").exists()  # refreshed; the landed flag is left alone
     assert spark.table("raw.product_priority").count() == 5
     streamed = {t: _rows(spark, t) for t in RAW}
     # error_detail of unknown_schema names the registry file, which differs per lakehouse
@@ -52,7 +55,7 @@ def test_stream_matches_dbt_and_honours_the_change_flag(spark, lakehouse, dbt, t
     assert all(streamed.values()) and quarantined
 
     # Restart: nothing new, nothing committed.
-    before = {t: _snapshot(spark, t) for t in [*RAW, "raw.quarantine", "raw.stream_files"]}
+    before = {t: _snapshot(spark, t) for t in [*RAW, "raw.quarantine", "raw.landed_files"]}
     _run(spark, lakehouse)
     assert {t: _snapshot(spark, t) for t in before} == before
 
@@ -62,10 +65,12 @@ def test_stream_matches_dbt_and_honours_the_change_flag(spark, lakehouse, dbt, t
     )
     _run(spark, lakehouse)
     assert spark.table("raw.product_priority").count() == 5
-    (folder / "_CHANGED").write_bytes(b"")
+    flag = folder / "_CHANGED"
+    stat = flag.stat()
+    os.utime(flag, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # upstream touches it
     _run(spark, lakehouse)
     assert spark.table("raw.product_priority").count() == 6
-    assert not (folder / "_CHANGED").exists()
+    assert flag.exists()
     (folder / "product_priority_2022-07-09.csv").unlink()
 
     # The same landed files through dbt build, in a second lakehouse.
@@ -74,5 +79,6 @@ def test_stream_matches_dbt_and_honours_the_change_flag(spark, lakehouse, dbt, t
     )
     use_settings(spark, other)
     dbt(["build", "-s", "path:python_models/raw/streams"])
+    # the micro-batches and the dbt models wrote the same rows
     assert {t: _rows(spark, t) for t in RAW} == streamed
     assert _rows(spark, "raw.quarantine", drop=("_ingested_at", "error_detail")) == quarantined
