@@ -30,7 +30,7 @@ from functools import lru_cache
 from typing import Any
 
 from floe.registry import wire
-from floe.registry.store import Registry, SchemaVersion, UnknownSchemaError
+from floe.registry.backends import Registry, SchemaVersion, UnknownSchemaError
 
 
 class PayloadError(ValueError):
