@@ -292,7 +292,7 @@ def decode_lines(lines: DataFrame, spec: StreamSpec, registry_dir: Path) -> Data
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from floe.registry.store import FileRegistry
+    from floe.registry.backends import FileRegistry
 
     out_type = decode_output_schema(spec)
     arrow_schema = to_arrow_schema(out_type)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from floe.registry.backends import DEFAULT_REGISTRY, FileRegistry
 from floe.registry.layout import load_sources
-from floe.registry.store import DEFAULT_REGISTRY, FileRegistry
 
 
 @dataclass(frozen=True)

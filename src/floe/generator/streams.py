@@ -30,7 +30,7 @@ from pathlib import Path
 
 from floe.generator.base import GenerateOptions, WriteReport, write_landed
 from floe.registry import codec, wire
-from floe.registry.store import SchemaVersion
+from floe.registry.backends import SchemaVersion
 
 HOURS = (0, 6, 12, 18)  # ingest hours with a file per stream per day
 COMPRESSED_SHARE = 0.05
