@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import click
 
 from floe.runtime import SCHEMAS, Settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def _missing_domains(settings: Settings) -> list[str]:
@@ -20,7 +24,7 @@ def _missing_domains(settings: Settings) -> list[str]:
     return [d for d in DOMAINS if not landed(d)]
 
 
-def table_summary(spark) -> list[tuple[str, int, int | None]]:
+def table_summary(spark: SparkSession) -> list[tuple[str, int, int | None]]:
     """(schema.table, rows, current snapshot id) for every table in floe's schemas."""
     rows = []
     for schema in SCHEMAS:
@@ -63,7 +67,7 @@ def build(days: int, scale: int, select: tuple[str, ...], full_refresh: bool) ->
         args += ["--select", sel]
     if full_refresh:
         args.append("--full-refresh")
-    run = run_dbt(args)
+    run = run_dbt(args, settings=settings)
     click.echo(
         f"dbt build: {run.seconds:.1f}s, first node after "
         f"{run.first_node_seconds or 0:.1f}s, {'ok' if run.success else 'FAILED'}"

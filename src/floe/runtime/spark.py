@@ -127,5 +127,5 @@ def use_settings(spark: SparkSession, settings: Settings) -> None:
     spark.conf.set(f"{cat}.uri", settings.catalog_uri)
     spark.conf.set(f"{cat}.warehouse", settings.warehouse)
     spark.catalog.clearCache()
-    spark._jsparkSession.sessionState().catalogManager().reset()  # type: ignore[attr-defined]
+    spark._jsparkSession.sessionState().catalogManager().reset()
     ensure_schemas(spark)
