@@ -54,5 +54,5 @@ def test_maintain_compacts_expires_cleans_and_is_idempotent(spark, lakehouse):
 def test_table_names_are_checked_before_any_sql(spark):
     from floe.maintenance import maintain_table
 
-    with pytest.raises(ValueError, match="schema.table"):
+    with pytest.raises(ValueError, match=r"is not schema\.table"):
         maintain_table(spark, "marts.t') ; drop table marts.x --")
