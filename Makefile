@@ -53,6 +53,7 @@ integration: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/sqlfluff lint $(SQL_DIRS)
 	$(BIN)/floe registry check
 

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from floe.registry import codec
+from floe.registry.backends import FileRegistry, SchemaDef
 from floe.registry.samples import unicorn_ride_request
-from floe.registry.store import FileRegistry, SchemaDef
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas" / "floe"
 

@@ -32,14 +32,16 @@ def _land(landing: Path, n: int, registry_state: Path) -> list[bytes]:
     """Write n framed records as JSONL files; return the payload bytes of the pool."""
     import random
 
-    from floe.dbt import project_dir
     from floe.feeds import find_feed, load_feeds
     from floe.feeds.kinds.stream import schemas_dir, stream_path, sync_local_registry
     from floe.generator.demo.streams import _unicorn
     from floe.registry import codec, wire
+    from floe.runtime import Settings
 
-    feed = find_feed(load_feeds(project_dir()), "unicorn_rides")
-    registry = sync_local_registry(registry_state, schemas_dir(project_dir()))
+    feed = find_feed(load_feeds(Settings.from_env().dbt_project_dir()), "unicorn_rides")
+    registry = sync_local_registry(
+        registry_state, schemas_dir(Settings.from_env().dbt_project_dir())
+    )
     version = registry.latest("unicorn_ride_request")
     rng = random.Random(7)
     from datetime import datetime
@@ -81,10 +83,14 @@ def fastavro_loop(payloads: list[bytes], n: int) -> float:
     """Records/s of a bare single-core fastavro loop over the same payload bytes."""
     import fastavro
 
-    from floe.dbt import project_dir
+    from floe.runtime import Settings
 
     schema = fastavro.parse_schema(
-        json.loads((project_dir() / "schemas/floe/unicorn_ride_request/v1.avsc").read_text())
+        json.loads(
+            (
+                Settings.from_env().dbt_project_dir() / "schemas/floe/unicorn_ride_request/v1.avsc"
+            ).read_text()
+        )
     )
     compressed = {i: zlib.compress(p) for i, p in enumerate(payloads) if i % 100 == 0}
     reader = fastavro.schemaless_reader
@@ -98,16 +104,21 @@ def fastavro_loop(payloads: list[bytes], n: int) -> float:
 
 def spark_run() -> None:
     """Child process: decode everything landed into raw.unicorn_rides; print JSON timing."""
-    from floe.dbt import project_dir
     from floe.feeds import find_feed, load_feeds
     from floe.feeds.ingest import ingest
     from floe.runtime import Settings, get_spark
 
     settings = Settings.from_env()
     spark = get_spark(settings)
-    feed = find_feed(load_feeds(project_dir()), "unicorn_rides")
+    feed = find_feed(load_feeds(Settings.from_env().dbt_project_dir()), "unicorn_rides")
     started = time.perf_counter()
-    result = ingest(spark, feed, raw_exists=False, settings=settings, project_dir=project_dir())
+    result = ingest(
+        spark,
+        feed,
+        raw_exists=False,
+        settings=settings,
+        project_dir=Settings.from_env().dbt_project_dir(),
+    )
     result.rows.writeTo("raw.unicorn_rides").using("iceberg").createOrReplace()
     elapsed = time.perf_counter() - started
     decoded = sum(c.loaded for c in result.counts.values())

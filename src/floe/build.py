@@ -3,24 +3,33 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from floe.runtime import SCHEMAS, Settings
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 
 def _missing_feeds(settings: Settings) -> list[str]:
     """Declared feeds with nothing landed yet (ids, e.g. ``streams.ventilator``)."""
-    from floe.dbt import project_dir
     from floe.feeds import load_feeds
+    from floe.runtime import Settings
 
-    def landed(folder) -> bool:
+    def landed(folder: Path) -> bool:
         return folder.is_dir() and any(p.is_file() for p in folder.rglob("*"))
 
-    return [f.id for f in load_feeds(project_dir()) if not landed(settings.landing / f.landing)]
+    return [
+        f.id
+        for f in load_feeds(Settings.from_env().dbt_project_dir())
+        if not landed(settings.landing / f.landing)
+    ]
 
 
-def table_summary(spark) -> list[tuple[str, int, int | None]]:
+def table_summary(spark: SparkSession) -> list[tuple[str, int, int | None]]:
     """(schema.table, rows, current snapshot id) for every table in floe's schemas."""
     rows = []
     for schema in SCHEMAS:
@@ -63,7 +72,7 @@ def build(days: int, scale: int, select: tuple[str, ...], full_refresh: bool) ->
         args += ["--select", sel]
     if full_refresh:
         args.append("--full-refresh")
-    run = run_dbt(args)
+    run = run_dbt(args, settings=settings)
     click.echo(
         f"dbt build: {run.seconds:.1f}s, first node after "
         f"{run.first_node_seconds or 0:.1f}s, {'ok' if run.success else 'FAILED'}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -11,17 +10,7 @@ from typing import Any
 
 import yaml
 
-
-def project_dir() -> Path:
-    """The floe dbt project: $FLOE_PROJECT_DIR, else the nearest dbt_project.yml upwards."""
-    explicit = os.environ.get("FLOE_PROJECT_DIR") or os.environ.get("DBT_PROJECT_DIR")
-    if explicit:
-        return Path(explicit).resolve()
-    for start in (Path.cwd(), Path(__file__).resolve().parent):
-        for folder in (start, *start.parents):
-            if (folder / "dbt_project.yml").is_file():
-                return folder
-    raise FileNotFoundError("no dbt_project.yml found; set FLOE_PROJECT_DIR")
+from floe.runtime.settings import Settings
 
 
 @dataclass
@@ -42,12 +31,22 @@ def run_dbt(
     profiles_dir: Path | None = None,
     target_path: Path | None = None,
     quiet: bool = False,
+    settings: Settings | None = None,
 ) -> DbtRun:
-    """`dbt <args>` in-process against the floe project (profiles/ inside it)."""
+    """`dbt <args>` in-process against ``project`` (default: the floe project).
+
+    Profiles come from ``profiles_dir``, else the floe project's ``profiles/`` (fixture
+    projects in tests share it). ``settings`` (default: from the environment) locates
+    the floe project when ``project`` or ``profiles_dir`` is not given.
+    """
     from dbt.cli.main import dbtRunner
 
-    root = project or project_dir()
-    profiles = profiles_dir or project_dir() / "profiles"
+    if project is None or profiles_dir is None:
+        floe_project = (settings or Settings.from_env()).dbt_project_dir()
+        root = project or floe_project
+        profiles = profiles_dir or floe_project / "profiles"
+    else:
+        root, profiles = project, profiles_dir
     argv = [*args, "--project-dir", str(root), "--profiles-dir", str(profiles)]
     if vars:
         argv += ["--vars", yaml.safe_dump(vars, default_flow_style=True).strip()]

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from floe.registry import wire
+from floe.registry.backends import FileRegistry, SchemaDef
 from floe.registry.codec import DECODE_ERRORS, frame, unframe
 from floe.registry.samples import unicorn_ride_request
-from floe.registry.store import FileRegistry, SchemaDef
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "floe"
 

@@ -109,7 +109,7 @@ class _AvroFastPath:
 
     def __init__(self, registry: Any) -> None:
         self.registry = registry
-        self.schemas: dict[bytes, tuple[Any, int] | None] = {}
+        self.schemas: dict[bytes, Any] = {}
 
     def decode(self, framed: bytes, spec: StreamSpec) -> tuple[Any, int] | None:
         header = framed[:18]
@@ -174,7 +174,8 @@ def _decode_one(
     try:
         version, record = codec.unframe(framed, registry)
     except codec.DECODE_ERRORS as exc:
-        return None, None, exc.code, str(getattr(exc, "detail", exc)), framed
+        code = getattr(exc, "code", "decode_error")
+        return None, None, code, str(getattr(exc, "detail", exc)), framed
     if version.name != spec.schema:
         detail = f"schema {version.name} v{version.version_number} is not {spec.schema}"
         return None, version.version_number, WRONG_SCHEMA, detail, framed
@@ -254,7 +255,7 @@ def decode_batches(
                 except (binascii.Error, ValueError):
                     framed = None
                 if framed is not None:
-                    entry = headers.get(framed[:18], False)
+                    entry: Any = headers.get(framed[:18], False)
                     if entry is False and len(framed) >= 18 and framed[0] == 3 and framed[1] == 0:
                         entry = fast._resolve(framed[:18], spec)
                         headers[framed[:18]] = entry
@@ -304,7 +305,7 @@ def decode_lines(
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from floe.registry.store import FileRegistry
+    from floe.registry.backends import FileRegistry
 
     out_type = decode_output_schema(record_type)
     arrow_schema = to_arrow_schema(out_type)
@@ -315,5 +316,5 @@ def decode_lines(
         registry = FileRegistry(registry_dir)
         yield from decode_batches(batches, spec, registry, arrow_schema)
 
-    decoded = envelope_lines(lines).mapInArrow(run, out_type)
+    decoded = envelope_lines(lines).mapInArrow(run, out_type)  # type: ignore[arg-type]
     return decoded.select("*", F.to_timestamp("_arrival").alias("_arrival_ts"))

@@ -43,12 +43,15 @@ def feed_loader(
 
 
 def ingest_for_model(spark: SparkSession, feed: Feed, raw_exists: bool) -> DataFrame:
-    from floe.dbt import project_dir
     from floe.feeds.ingest import ingest
     from floe.runtime import Settings
 
     result = ingest(
-        spark, feed, raw_exists=raw_exists, settings=Settings.from_env(), project_dir=project_dir()
+        spark,
+        feed,
+        raw_exists=raw_exists,
+        settings=Settings.from_env(),
+        project_dir=Settings.from_env().dbt_project_dir(),
     )
     return result.rows
 

@@ -39,11 +39,11 @@ def generate(
     opts: GenerateOptions, names: Sequence[str] = (), feeds: Sequence[Feed] | None = None
 ) -> WriteReport:
     """Write the demo files of the named feeds (all declared feeds when ``names`` is empty)."""
-    from floe.dbt import project_dir
     from floe.feeds import load_feeds
     from floe.feeds.kinds import kind_module
+    from floe.runtime import Settings
 
-    declared = load_feeds(project_dir()) if feeds is None else list(feeds)
+    declared = load_feeds(Settings.from_env().dbt_project_dir()) if feeds is None else list(feeds)
     report = WriteReport([], [])
     for feed in select_feeds(declared, names):
         kind_module(feed.kind).generate(feed, opts, report)

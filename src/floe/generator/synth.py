@@ -269,10 +269,10 @@ def stream_demo(feed: Feed, opts: GenerateOptions) -> StreamDemo:
     """Records drawn from the latest version of the feed's registry schema."""
     import json
 
-    from floe.dbt import project_dir
     from floe.feeds.kinds.stream import latest_schema
+    from floe.runtime import Settings
 
-    data_format, text = latest_schema(feed, project_dir())
+    data_format, text = latest_schema(feed, Settings.from_env().dbt_project_dir())
     schema = json.loads(text)
     if data_format == "AVRO":
         return StreamDemo(lambda: lambda rng, i, ts, v: avro_value(rng, schema, {}, i))

@@ -1,4 +1,5 @@
-"""Iceberg table maintenance (SPEC §12): compaction, snapshot expiry, orphans, manifests."""
+"""Iceberg table maintenance (``docs/maintenance.md``): compaction, snapshot expiry, orphan
+files, manifests."""
 
 from floe.maintenance.core import MaintenancePolicy, TableReport, maintain_table, tables_in
 

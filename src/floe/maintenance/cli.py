@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from floe.maintenance.core import FLOE_SCHEMAS
+from floe.runtime.spark import SCHEMAS
 
 
 @click.command()
@@ -14,7 +14,7 @@ from floe.maintenance.core import FLOE_SCHEMAS
     "--schema",
     "schemas",
     multiple=True,
-    help=f"Schema to maintain (repeatable; default: {', '.join(FLOE_SCHEMAS)}).",
+    help=f"Schema to maintain (repeatable; default: {', '.join(SCHEMAS)}).",
 )
 @click.option("--table", "tables", multiple=True, help="Only this schema.table (repeatable).")
 def maintain(schemas: tuple[str, ...], tables: tuple[str, ...]) -> None:
@@ -24,10 +24,11 @@ def maintain(schemas: tuple[str, ...], tables: tuple[str, ...]) -> None:
     `meta.maintenance` in YAML). Run it while nothing else writes to the lake.
     """
     from floe.maintenance.core import maintain_table, tables_in
-    from floe.runtime import get_spark
+    from floe.runtime import Settings, get_spark
 
-    spark = get_spark()
-    targets = list(tables) or tables_in(spark, schemas or FLOE_SCHEMAS)
+    settings = Settings.from_env()
+    spark = get_spark(settings)
+    targets = list(tables) or tables_in(spark, schemas or SCHEMAS)
     if not targets:
         click.echo("no Iceberg tables found")
         return
@@ -35,7 +36,7 @@ def maintain(schemas: tuple[str, ...], tables: tuple[str, ...]) -> None:
     for i, table in enumerate(targets, 1):
         click.echo(f"[{i}/{len(targets)}] {table} ...", err=True)
         try:
-            click.echo(maintain_table(spark, table).line())
+            click.echo(maintain_table(spark, table, catalog=settings.catalog_name).line())
         except Exception as exc:  # one table's failure must not stop the others
             failed.append(table)
             click.echo(f"{table}: FAILED {type(exc).__name__}: {exc}", err=True)

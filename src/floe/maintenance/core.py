@@ -1,4 +1,5 @@
-"""Maintenance of one Iceberg table, driven by the policy stored on the table.
+"""Maintenance of one Iceberg table, driven by the policy stored on the table
+(``docs/maintenance.md``).
 
 A model declares its policy in YAML (`meta.maintenance`, see the adapter's
 properties.sql); the build writes it as table properties, Iceberg's own where
@@ -19,15 +20,19 @@ older than `orphan-age-days` (default 3).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from floe.runtime.spark import SCHEMAS
+
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import Row, SparkSession
 
 DAY_MS = 86_400_000
-FLOE_SCHEMAS = ("raw", "staging", "intermediate", "marts", "snapshots", "dq", "audit")
+# `schema.table`, plain identifiers: table names are pasted into procedure calls.
+_TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -86,13 +91,21 @@ class TableReport:
         )
 
 
+def _one_row(spark: SparkSession, query: str) -> Row:
+    row = spark.sql(query).first()
+    if row is None:  # an aggregate without GROUP BY always returns one row
+        raise RuntimeError(f"no row from: {query}")
+    return row
+
+
 def _state(spark: SparkSession, table: str) -> TableState:
-    files = spark.sql(
+    files = _one_row(
+        spark,
         f"select coalesce(sum(if(content = 0, 1, 0)), 0), coalesce(sum(if(content != 0, 1, 0)), 0)"
-        f" from {table}.files"
-    ).first()
-    snapshots = spark.sql(f"select count(*) from {table}.snapshots").first()[0]
-    manifests = spark.sql(f"select count(*) from {table}.manifests").first()[0]
+        f" from {table}.files",
+    )
+    snapshots = _one_row(spark, f"select count(*) from {table}.snapshots")[0]
+    manifests = _one_row(spark, f"select count(*) from {table}.manifests")[0]
     return TableState(int(files[0]), int(files[1]), int(snapshots), int(manifests))
 
 
@@ -100,7 +113,7 @@ def table_properties(spark: SparkSession, table: str) -> dict[str, str]:
     return {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
 
 
-def tables_in(spark: SparkSession, schemas: tuple[str, ...] = FLOE_SCHEMAS) -> list[str]:
+def tables_in(spark: SparkSession, schemas: tuple[str, ...] = SCHEMAS) -> list[str]:
     """Iceberg tables (not views) of `schemas`, as `schema.table`."""
     found = []
     existing = {r[0] for r in spark.sql("show namespaces").collect()}
@@ -123,6 +136,8 @@ def maintain_table(
     now: datetime | None = None,
 ) -> TableReport:
     """Compact, rewrite manifests, expire snapshots and remove orphans of `table` per policy."""
+    if not _TABLE_NAME.match(table):
+        raise ValueError(f"table {table!r} is not schema.table (letters, digits, underscores)")
     policy = policy or MaintenancePolicy.from_properties(table_properties(spark, table))
     before = _state(spark, table)
     report = TableReport(table, before, before)

@@ -32,10 +32,7 @@ class Verdict:
     reason: str = ""
 
 
-def _undefined(current: float | None) -> Verdict | None:
-    if current is None or math.isnan(current):
-        return Verdict("fail", "metric undefined: no rows or values")
-    return None
+UNDEFINED = Verdict("fail", "metric undefined: no rows or values")
 
 
 @dataclass(frozen=True)
@@ -50,8 +47,8 @@ class RelativeRateOfChange:
             raise AnomalyConfigError("relative_rate_of_change: max_decrease is a ratio >= 0")
 
     def detect(self, history: Sequence[float], current: float | None) -> Verdict:
-        if (bad := _undefined(current)) is not None:
-            return bad
+        if current is None or math.isnan(current):
+            return UNDEFINED
         if not history:
             return Verdict("skip", "no history yet")
         previous = history[-1]
@@ -74,8 +71,8 @@ class AbsoluteChange:
             raise AnomalyConfigError("absolute_change needs max_increase or max_decrease")
 
     def detect(self, history: Sequence[float], current: float | None) -> Verdict:
-        if (bad := _undefined(current)) is not None:
-            return bad
+        if current is None or math.isnan(current):
+            return UNDEFINED
         if not history:
             return Verdict("skip", "no history yet")
         change = current - history[-1]
@@ -100,8 +97,8 @@ class StandardDeviation:
             raise AnomalyConfigError("stddev: min_history must be >= 2 (a deviation needs two)")
 
     def detect(self, history: Sequence[float], current: float | None) -> Verdict:
-        if (bad := _undefined(current)) is not None:
-            return bad
+        if current is None or math.isnan(current):
+            return UNDEFINED
         values = [v for v in history if v is not None and not math.isnan(v)]
         if self.window:
             values = values[-self.window :]

@@ -202,8 +202,8 @@ def parse_expression(
 ) -> tuple[Analyzer, tuple[tuple[str, float], ...]]:
     """`completeness(x) >= 0.99` -> (Completeness(('x',)), ((">=", 0.99),))."""
     node = _parse(text)
-    if isinstance(node, ast.Call) and _name(node.func) in SHORTHANDS:
-        return SHORTHANDS[_name(node.func)](node, where)
+    if isinstance(node, ast.Call) and (shorthand := SHORTHANDS.get(_name(node.func) or "")):
+        return shorthand(node, where)
     if not isinstance(node, ast.Compare):
         raise CheckSyntaxError(f"{text!r}: expected `metric op number` or a shorthand")
     operands = [node.left, *node.comparators]
@@ -332,15 +332,21 @@ def build_analyzer(cls: type[Analyzer], args: Sequence[ast.expr], where: str | N
     return cls(columns=(_column(args[0]),), where=where)
 
 
-def _shorthand(metric: str, make_args: Callable[[list[ast.expr]], list[ast.expr]], bound: float):
-    def parse(node: ast.Call, where: str | None):
+Bounds = tuple[tuple[str, float], ...]
+ShorthandParser = Callable[[ast.Call, str | None], tuple[Analyzer, Bounds]]
+
+
+def _shorthand(
+    metric: str, make_args: Callable[[list[ast.expr]], list[ast.expr]], bound: float
+) -> ShorthandParser:
+    def parse(node: ast.Call, where: str | None) -> tuple[Analyzer, Bounds]:
         cls = ANALYZERS[metric]
         return build_analyzer(cls, make_args(list(node.args)), where), (("==", bound),)
 
     return parse
 
 
-def _non_negative(node: ast.Call, where: str | None):
+def _non_negative(node: ast.Call, where: str | None) -> tuple[Analyzer, Bounds]:
     if len(node.args) != 1:
         raise CheckSyntaxError("is_non_negative takes one column")
     column = _column(node.args[0]).replace("`", "``")
@@ -348,7 +354,7 @@ def _non_negative(node: ast.Call, where: str | None):
     return Compliance(predicate=predicate, where=where), (("==", 1.0),)
 
 
-SHORTHANDS: dict[str, Callable[[ast.Call, str | None], tuple[Analyzer, tuple]]] = {
+SHORTHANDS: dict[str, ShorthandParser] = {
     "is_complete": _shorthand("completeness", lambda a: a, 1.0),
     "is_unique": _shorthand("uniqueness", lambda a: a, 1.0),
     "is_contained_in": _shorthand("contained_in", lambda a: a, 1.0),

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 import yaml
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
-def _resolve_table(spark, name: str) -> str:
+
+def _resolve_table(spark: SparkSession, name: str) -> str:
     """`schema.table` as given, or the one fixed schema holding a table called `name`."""
     if "." in name:
         return name
@@ -24,7 +28,7 @@ def _resolve_table(spark, name: str) -> str:
 
 @click.group()
 def dq() -> None:
-    """Data quality: Deequ-style checks, profiles and migration validation (SPEC §8)."""
+    """Data quality: Deequ-style checks, profiles and migration validation."""
 
 
 @dq.command()
@@ -123,7 +127,7 @@ def run(model: str, checks_file: Path, no_store: bool) -> None:
         sys.exit(1)
 
 
-def _checks_from_yaml(doc) -> list:
+def _checks_from_yaml(doc: Any) -> list[Any]:
     """The check list wherever it sits: a list, `floe_checks:`, or under config/meta."""
     if isinstance(doc, list):
         return doc

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from floe.quality.profile import TableProfile, profile
+from floe.quality.profile import ColumnProfile, TableProfile, profile
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -87,7 +87,9 @@ def compare_profiles(
     out = []
     target_cols = {c.lower(): p for c, p in target.columns.items()}
     source_cols = {c.lower() for c in source.columns}
-    pairs = [(c, p, target_cols.get(c.lower())) for c, p in source.columns.items()]
+    pairs: list[tuple[str, ColumnProfile | None, ColumnProfile | None]] = [
+        (c, p, target_cols.get(c.lower())) for c, p in source.columns.items()
+    ]
     pairs += [(p.column, None, p) for c, p in target_cols.items() if c not in source_cols]
     for name, s, t in pairs:
         same = (

@@ -92,7 +92,7 @@ def profile(
             analyzers.append(MaxLength((c,)))
     metrics = compute_metrics(frame, analyzers)
     values = {(m.name, m.columns, m.analyzer.argument): m.value for m in metrics}
-    result = TableProfile(row_count=int(values[("size", (), None)]))
+    result = TableProfile(row_count=int(values[("size", (), None)] or 0))
     for c in names:
         distinct_on = _STR_PREFIX + c if distinct_on_strings else c
         shares = {k: values[("data_type", (c,), k)] for k in DATA_TYPE_KINDS}
@@ -110,6 +110,8 @@ def profile(
     small = [c for c in names if 0 < result.columns[c].approx_distinct <= low_cardinality]
     if small:
         row = df.agg(*[F.collect_set(df[c]).alias(f"_v{i}") for i, c in enumerate(small)]).first()
+        if row is None:  # an aggregate without GROUP BY always returns one row
+            raise RuntimeError("collect_set aggregate returned no row")
         for i, c in enumerate(small):
             result.columns[c].values = sorted(row[f"_v{i}"], key=lambda v: (str(type(v)), v))
     return result

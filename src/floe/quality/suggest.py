@@ -68,7 +68,7 @@ def suggest_checks(
             checks.append({"check": f"has_data_type({name}, {_KIND[p.data_type]})"})
         # A category (repeated values), not a handful of ids in a tiny table:
         categorical = p.values is not None and prof.row_count > 2 * len(p.values)
-        if categorical and (is_text or p.spark_type == "boolean"):
+        if p.values is not None and categorical and (is_text or p.spark_type == "boolean"):
             values = ", ".join(repr(v) for v in p.values)
             checks.append({"check": f"is_contained_in({name}, [{values}])", "severity": "warn"})
         if p.minimum is not None and p.minimum >= 0:

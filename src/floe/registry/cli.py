@@ -2,36 +2,34 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
+from floe.registry.backends import (
+    BACKENDS,
+    DEFAULT_REGISTRY,
+    FileRegistry,
+    open_registry,
+    stable_uuid,
+)
 from floe.registry.compat import IncompatibleSchemaError
 from floe.registry.layout import SchemaSource, load_sources
-from floe.registry.store import FileRegistry, open_registry, stable_uuid
+from floe.runtime.settings import Settings
 
-BACKENDS = click.Choice(["local", "glue"])
+BACKEND_CHOICE = click.Choice(sorted(BACKENDS))
 
 
 _path_option = click.option(
     "--path",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="Schema directory (default: schemas/).",
+    help="Schema directory (default: schemas/ of the dbt project).",
 )
 
 
-def _default_schemas() -> Path:
-    """``schemas/`` in the working directory, else in the dbt project directory."""
-    here = Path("schemas")
-    if here.is_dir() or "DBT_PROJECT_DIR" not in os.environ:
-        return here
-    return Path(os.environ["DBT_PROJECT_DIR"]) / "schemas"
-
-
-def _sources(path: Path | None) -> list[SchemaSource]:
-    root = path or _default_schemas()
+def _sources(path: Path | None, settings: Settings) -> list[SchemaSource]:
+    root = path or settings.schemas_dir
     try:
         return load_sources(root)
     except FileNotFoundError as exc:
@@ -57,7 +55,7 @@ def registry() -> None:
 @_path_option
 def check(path: Path | None) -> None:
     """Check every schema's version chain against its compatibility mode."""
-    sources = _sources(path)
+    sources = _sources(path, Settings.from_env())
     failures = _report(sources)
     if failures:
         click.echo(f"{failures} violation(s) in {len(sources)} schema(s)", err=True)
@@ -71,15 +69,16 @@ def check(path: Path | None) -> None:
 
 
 @registry.command()
-@click.option("--backend", type=BACKENDS, default="local", show_default=True)
+@click.option("--backend", type=BACKEND_CHOICE, default="local", show_default=True)
 @_path_option
 def sync(backend: str, path: Path | None) -> None:
     """Register new schema versions (after the check passes); re-running registers nothing."""
-    sources = _sources(path)
+    settings = Settings.from_env()
+    sources = _sources(path, settings)
     if _report(sources):
         click.echo("check failed: nothing registered", err=True)
         raise SystemExit(1)
-    reg = open_registry(backend)
+    reg = open_registry(backend, settings)
     new = unchanged = 0
     for source in sources:
         known = {v.uuid for v in reg.versions(source.name, source.registry)}
@@ -99,13 +98,14 @@ def sync(backend: str, path: Path | None) -> None:
 
 @registry.command()
 @click.argument("schema")
-@click.option("--backend", type=BACKENDS, default="local", show_default=True)
+@click.option("--backend", type=BACKEND_CHOICE, default="local", show_default=True)
 @_path_option
 def show(schema: str, backend: str, path: Path | None) -> None:
     """Print each version of SCHEMA ([registry/]name) with its UUID."""
     registry_name, _, name = schema.rpartition("/")
-    registry_name = registry_name or "floe"
-    reg = open_registry(backend)
+    registry_name = registry_name or DEFAULT_REGISTRY
+    settings = Settings.from_env()
+    reg = open_registry(backend, settings)
     versions = reg.versions(name, registry_name)
     if versions:
         click.echo(f"{registry_name}/{name} ({versions[0].data_format}, {backend})")
@@ -114,7 +114,7 @@ def show(schema: str, backend: str, path: Path | None) -> None:
         return
     if isinstance(reg, FileRegistry):
         # Local UUIDs are derived, so they are known before a sync.
-        for source in _sources(path):
+        for source in _sources(path, settings):
             if (source.registry, source.name) == (registry_name, name) and source.definitions:
                 click.echo(
                     f"{source.key} ({source.data_format}, from {source.directory}, not synced)"

@@ -1,10 +1,11 @@
-"""Records ⇄ framed bytes: what producers write and what ingestion decodes (SPEC §4, §5).
+"""Records ⇄ framed bytes: what producers write and what ingestion decodes.
 
 ``frame`` serializes a record with a registered schema version (Avro binary without a
 container via fastavro, or compact UTF-8 JSON) and wraps it in Glue framing.
 ``unframe`` reverses it: wire header, schema lookup by UUID, payload decode, and — for
 JSON — validation against the JSON Schema. Every failure is an exception with a stable
-``code`` (see :data:`DECODE_ERRORS`) so ingestion can quarantine by cause:
+``code`` (see :data:`DECODE_ERRORS`, and ``docs/registry.md``) so ingestion can quarantine
+by cause:
 
 ==================  =============================================================
 ``bad_base64``      (wire) landing text is not base64
@@ -30,7 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from floe.registry import wire
-from floe.registry.store import Registry, SchemaVersion, UnknownSchemaError
+from floe.registry.backends import Registry, SchemaVersion, UnknownSchemaError
 
 
 class PayloadError(ValueError):

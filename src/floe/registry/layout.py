@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
+from floe.registry.backends import SchemaDef
 from floe.registry.compat import Mode, Violation, check_chain
-from floe.registry.store import SchemaDef
 
 EXTENSIONS = {"AVRO": ".avsc", "JSON": ".json"}
 _VERSION_FILE = re.compile(r"^v(\d+)\.(avsc|json)$")

@@ -1,4 +1,4 @@
-"""Avro and JSON Schema → Spark SQL types (SPEC §5), as pure functions.
+"""Avro and JSON Schema → Spark SQL types, as pure functions (``docs/registry.md``).
 
 Avro follows the Glue streaming conversions of the seed (enum→string, fixed→binary,
 union→struct) and spark-avro's conventions where the seed is silent: ``[null, X]`` is a
@@ -12,14 +12,26 @@ number→double, ``format: date``/``date-time`` strings→date/timestamp, object
 properties→struct (nullable unless required), objects with only an
 ``additionalProperties`` schema→map<string, X>, free-form values→string holding the
 JSON text, ``anyOf``/``oneOf``/multi-type unions→struct ``member0 .. memberN``.
+
+Avro named types and JSON Schema ``$ref`` are resolved by
+:mod:`floe.registry.definitions`, the same resolver the compatibility checker uses.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pyspark.sql import types as T
+
+from floe.registry.definitions import (
+    AVRO_NAMED,
+    AvroNames,
+    JsonRefs,
+    SchemaReferenceError,
+    avro_fullname,
+    parse_data_format,
+    parse_definition,
+)
 
 _AVRO_PRIMITIVES: dict[str, T.DataType] = {
     "null": T.NullType(),
@@ -31,7 +43,6 @@ _AVRO_PRIMITIVES: dict[str, T.DataType] = {
     "bytes": T.BinaryType(),
     "string": T.StringType(),
 }
-_NAMED = {"record", "error", "enum", "fixed"}
 
 
 class UnsupportedSchemaError(ValueError):
@@ -40,15 +51,10 @@ class UnsupportedSchemaError(ValueError):
 
 def to_spark_type(definition: Any, data_format: str) -> T.DataType:
     """Spark type of a registered schema definition (text or parsed)."""
-    if isinstance(definition, str | bytes):
-        text = definition.decode() if isinstance(definition, bytes) else definition
-        definition = json.loads(text) if text.strip()[:1] in '{["' else text.strip()
-    fmt = data_format.upper()
-    if fmt == "AVRO":
-        return avro_to_spark(definition)
-    if fmt == "JSON":
-        return json_schema_to_spark(definition)
-    raise ValueError(f"data format {data_format!r} is not AVRO or JSON")
+    schema = parse_definition(definition)
+    if parse_data_format(data_format) == "AVRO":
+        return avro_to_spark(schema)
+    return json_schema_to_spark(schema)
 
 
 # --------------------------------------------------------------------------- Avro
@@ -56,75 +62,53 @@ def to_spark_type(definition: Any, data_format: str) -> T.DataType:
 
 def avro_to_spark(schema: Any) -> T.DataType:
     """Spark type of an Avro schema (a record gives a StructType)."""
-    return _Avro().convert(schema, None, ())[0]
+    return _Avro(schema).convert(schema, None, ())[0]
 
 
 class _Avro:
-    def __init__(self) -> None:
-        self.names: dict[str, dict] = {}
-
-    def _fullname(self, name: str, namespace: str | None) -> str:
-        return name if "." in name or not namespace else f"{namespace}.{name}"
+    def __init__(self, root: Any) -> None:
+        self.names = AvroNames(root)
 
     def convert(
         self, schema: Any, ns: str | None, stack: tuple[str, ...]
     ) -> tuple[T.DataType, bool]:
-        """(type, nullable)."""
+        """(type, nullable); ``stack`` holds the records being converted (recursion)."""
+        try:
+            schema, ns = self.names.resolve(schema, ns)
+        except SchemaReferenceError as exc:
+            raise UnsupportedSchemaError(str(exc)) from exc
         if isinstance(schema, list):
             return self._union(schema, ns, stack)
-        if isinstance(schema, str):
-            if schema in _AVRO_PRIMITIVES:
-                return _AVRO_PRIMITIVES[schema], schema == "null"
-            full = self._fullname(schema, ns)
-            named = self.names.get(full) or self.names.get(schema)
-            if named is None:
-                raise UnsupportedSchemaError(f"unknown Avro type name {schema!r}")
-            return self.convert(named, ns, stack)
-        if not isinstance(schema, dict):
-            raise UnsupportedSchemaError(f"not an Avro schema: {schema!r}")
-        kind = schema.get("type")
-        if isinstance(kind, list | dict):
-            return self.convert(kind, ns, stack)
+        kind = schema["type"]
         logical = self._logical(schema)
         if logical is not None:
-            if kind in _NAMED:
-                self._register(schema, ns)
             return logical, False
         if kind in _AVRO_PRIMITIVES:
             return _AVRO_PRIMITIVES[kind], kind == "null"
-        if kind in _NAMED:
-            full = self._register(schema, ns)
-            inner_ns = full.rsplit(".", 1)[0] if "." in full else None
-            if kind == "enum":
-                return T.StringType(), False
-            if kind == "fixed":
-                return T.BinaryType(), False
+        if kind == "enum":
+            return T.StringType(), False
+        if kind == "fixed":
+            return T.BinaryType(), False
+        if kind in AVRO_NAMED:  # record / error; ns is the record's own namespace
+            full = avro_fullname(schema["name"], ns)
             if full in stack:
                 raise UnsupportedSchemaError(
                     f"record {full} is recursive: Spark types cannot express it"
                 )
             fields = []
             for field in schema.get("fields", []):
-                dtype, nullable = self.convert(field["type"], inner_ns, (*stack, full))
+                dtype, nullable = self.convert(field["type"], ns, (*stack, full))
                 fields.append(T.StructField(field["name"], dtype, nullable))
             return T.StructType(fields), False
         if kind == "array":
             element, nullable = self.convert(schema["items"], ns, stack)
             return T.ArrayType(element, nullable), False
-        if kind == "map":
-            value, nullable = self.convert(schema["values"], ns, stack)
-            return T.MapType(T.StringType(), value, nullable), False
-        if isinstance(kind, str):
-            return self.convert(kind, ns, stack)
-        raise UnsupportedSchemaError(f"not an Avro schema: {schema!r}")
-
-    def _register(self, schema: dict, ns: str | None) -> str:
-        full = self._fullname(schema["name"], schema.get("namespace", ns))
-        self.names.setdefault(full, schema)
-        return full
+        # map (resolve() returns nothing else)
+        value, nullable = self.convert(schema["values"], ns, stack)
+        return T.MapType(T.StringType(), value, nullable), False
 
     @staticmethod
-    def _logical(schema: dict) -> T.DataType | None:
+    def _logical(schema: dict[str, Any]) -> T.DataType | None:
         logical, kind = schema.get("logicalType"), schema.get("type")
         if logical == "date" and kind == "int":
             return T.DateType()
@@ -143,7 +127,7 @@ class _Avro:
         return None  # unknown logical types fall back to the underlying type (Avro spec)
 
     def _union(
-        self, branches: list, ns: str | None, stack: tuple[str, ...]
+        self, branches: list[Any], ns: str | None, stack: tuple[str, ...]
     ) -> tuple[T.DataType, bool]:
         converted = [self.convert(b, ns, stack)[0] for b in branches]
         nullable = any(isinstance(t, T.NullType) for t in converted)
@@ -171,25 +155,21 @@ def json_schema_to_spark(schema: Any) -> T.DataType:
 
 class _Json:
     def __init__(self, root: Any) -> None:
-        self.root = root
+        self.refs = JsonRefs(root)
 
-    def _deref(self, schema: Any) -> tuple[Any, str | None]:
-        if isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
-            ref = schema["$ref"]
-            if not ref.startswith("#"):
-                raise UnsupportedSchemaError(f"only local $ref is supported, not {ref!r}")
-            node = self.root
-            for part in [p for p in ref[1:].split("/") if p]:
-                node = node[part.replace("~1", "/").replace("~0", "~")]
-            return node, ref
-        return schema, None
+    def _deref(self, schema: Any) -> tuple[Any, tuple[str, ...]]:
+        try:
+            return self.refs.resolve(schema)
+        except SchemaReferenceError as exc:
+            raise UnsupportedSchemaError(str(exc)) from exc
 
     def convert(self, schema: Any, stack: tuple[str, ...]) -> tuple[T.DataType, bool]:
-        schema, ref = self._deref(schema)
-        if ref is not None:
+        """(type, nullable); ``stack`` holds the ``$ref`` s being expanded (recursion)."""
+        schema, refs = self._deref(schema)
+        for ref in refs:
             if ref in stack:
                 raise UnsupportedSchemaError(f"{ref} is recursive: Spark types cannot express it")
-            stack = (*stack, ref)
+        stack = (*stack, *refs)
         if schema is True or schema == {} or not isinstance(schema, dict):
             return T.StringType(), True  # anything: kept as JSON text
         for keyword in ("anyOf", "oneOf"):
@@ -232,7 +212,7 @@ class _Json:
             return dtype, nullable
         return self._single(schema, kinds, stack), False
 
-    def _single(self, schema: dict, kind: str, stack: tuple[str, ...]) -> T.DataType:
+    def _single(self, schema: dict[str, Any], kind: str, stack: tuple[str, ...]) -> T.DataType:
         if kind == "string":
             fmt = schema.get("format")
             if fmt == "date":

@@ -1,4 +1,4 @@
-"""Wire formats that carry a schema reference in front of each record (SPEC §4).
+"""Wire formats that carry a schema reference in front of each record (``docs/registry.md``).
 
 Two framings reach floe:
 

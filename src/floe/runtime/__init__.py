@@ -1,4 +1,7 @@
-"""Runtime: settings, jars, Spark configuration and catalog access, in one place."""
+"""Runtime: settings, jars, Spark configuration and catalog access, in one place.
+
+The contract (variables, catalog, jars, Spark configuration) is ``docs/runtime.md``.
+"""
 
 from floe.runtime.catalog import open_catalog
 from floe.runtime.jars import JarNotFoundError, resolve_jars

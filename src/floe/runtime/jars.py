@@ -1,16 +1,18 @@
-"""Find the JVM jars floe needs, in one place.
+"""Find the JVM jars floe needs, in one place (``docs/runtime.md``, "Jars").
 
-Order: explicit override by environment variable, then the jar shipped by a pip
-package / Debian package, then (only when a machine is online and allowed to)
-Maven coordinates for `spark.jars.packages`.
+Order: an explicit override (``Settings.iceberg_jar`` etc., from ``FLOE_*_JAR``), then
+the jar shipped by a pip package / Debian package, then (only when a machine is online
+and ``Settings.allow_maven``) Maven coordinates for ``spark.jars.packages``.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from floe.runtime.settings import JAR_OVERRIDE_VARS, Settings
 
 ICEBERG_VERSION = "1.10.0"
 SCALA = "2.12"
@@ -43,20 +45,20 @@ def _iceberg_candidates() -> tuple[str, ...]:
 JARS: dict[str, JarSpec] = {
     "iceberg": JarSpec(
         name="Iceberg Spark runtime",
-        env_var="FLOE_ICEBERG_JAR",
+        env_var=JAR_OVERRIDE_VARS["iceberg"],
         maven=f"org.apache.iceberg:iceberg-spark-runtime-{SPARK_MINOR}_{SCALA}:{ICEBERG_VERSION}",
         hint="pip install snowpark-connect-deps-iceberg==1.0.2 (make setup does this)",
     ),
     "sqlite": JarSpec(
         name="SQLite JDBC driver",
-        env_var="FLOE_SQLITE_JDBC_JAR",
+        env_var=JAR_OVERRIDE_VARS["sqlite"],
         maven="org.xerial:sqlite-jdbc:3.46.1.3",
         candidates=("/usr/share/java/sqlite-jdbc.jar",),
         hint="apt-get install libxerial-sqlite-jdbc-java (make setup does this)",
     ),
     "postgresql": JarSpec(
         name="PostgreSQL JDBC driver",
-        env_var="FLOE_POSTGRESQL_JDBC_JAR",
+        env_var=JAR_OVERRIDE_VARS["postgresql"],
         maven="org.postgresql:postgresql:42.7.4",
         candidates=("/usr/share/java/postgresql.jar",),
         hint="apt-get install libpostgresql-jdbc-java (make setup does this)",
@@ -70,15 +72,14 @@ class ResolvedJars:
     maven: tuple[str, ...]
 
 
-def resolve_jars(names: tuple[str, ...] = ("iceberg", "sqlite")) -> ResolvedJars:
-    """Local jar paths for `names`, or Maven coordinates when FLOE_ALLOW_MAVEN=1."""
-    allow_maven = os.environ.get("FLOE_ALLOW_MAVEN") == "1"
+def resolve_jars(names: Sequence[str], settings: Settings) -> ResolvedJars:
+    """Local jar paths for ``names``, or Maven coordinates when ``settings.allow_maven``."""
     paths: list[str] = []
     maven: list[str] = []
     missing: list[str] = []
     for key in names:
         spec = JARS[key]
-        override = os.environ.get(spec.env_var)
+        override = settings.jar_override(key)
         if override:
             if not Path(override).is_file():
                 raise JarNotFoundError(f"{spec.env_var}={override} is not a file")
@@ -88,7 +89,7 @@ def resolve_jars(names: tuple[str, ...] = ("iceberg", "sqlite")) -> ResolvedJars
         found = next((c for c in candidates if Path(c).is_file()), None)
         if found:
             paths.append(found)
-        elif allow_maven:
+        elif settings.allow_maven:
             maven.append(spec.maven)
         else:
             missing.append(

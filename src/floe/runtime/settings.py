@@ -1,4 +1,11 @@
-"""Where floe keeps its state, resolved once from the environment.
+"""Every setting floe reads from the environment, read in one place.
+
+:meth:`Settings.from_env` is the only code in floe that reads ``FLOE_*`` variables (and
+the few others it honours: ``DBT_PROJECT_DIR``, ``AWS_ENDPOINT_URL``, ``AWS_REGION``,
+``AWS_DEFAULT_REGION``). Entry points (CLI commands, dbt Python models, the adapter)
+build a ``Settings`` once and pass it, or values from it, to everything else. The
+variables, their defaults and meaning are listed in ``docs/runtime.md`` and in the
+README's configuration table.
 
 Every path is absolute so Spark, pyiceberg and dbt agree whatever their cwd.
 """
@@ -6,29 +13,102 @@ Every path is absolute so Spark, pyiceberg and dbt agree whatever their cwd.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-# WAL + busy timeout: a CTAS followed by CACHE TABLE and a MERGE in one session
-# hit SQLITE_BUSY without them (STACK-NOTES.md).
+# WAL + busy timeout: a CTAS followed by CACHE TABLE and a MERGE in one session hit
+# SQLITE_BUSY without them (docs/runtime.md, "Catalog").
 SQLITE_URI_PARAMS = "journal_mode=WAL&busy_timeout=30000"
+
+# Jar key (floe.runtime.jars.JARS) -> the variable that overrides where it is found.
+JAR_OVERRIDE_VARS = {
+    "iceberg": "FLOE_ICEBERG_JAR",
+    "sqlite": "FLOE_SQLITE_JDBC_JAR",
+    "postgresql": "FLOE_POSTGRESQL_JDBC_JAR",
+}
+
+DEFAULT_AWS_REGION = "us-east-1"
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"", "0", "false", "no", "off"}
+
+
+class SettingsError(ValueError):
+    """An environment variable holds a value floe cannot use; the message names it."""
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise SettingsError(f"{name}={raw!r} is not a boolean: use 1/true or 0/false")
+
+
+def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise SettingsError(f"{name}={raw!r} is not a positive integer")
+    return value
+
+
+def _find_project(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if (folder / "dbt_project.yml").is_file():
+            return folder
+    return None
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Locations and knobs of one floe environment (one lakehouse)."""
+    """Locations and knobs of one floe environment (one lakehouse).
 
+    Construct with :meth:`from_env`; the defaults below are those of an empty
+    environment except for the four locations, which ``from_env`` derives from
+    ``FLOE_HOME``.
+    """
+
+    # -- where the lakehouse lives
     home: Path
     landing: Path
     warehouse: str
     catalog_uri: str
     catalog_name: str = "lake"
     catalog_user: str | None = None
-    catalog_password: str | None = None
+    catalog_password: str | None = field(default=None, repr=False)
+    # -- the dbt project (None: found from the working directory, see dbt_project_dir)
+    project_dir: Path | None = None
+    # -- Spark (local sessions; a cluster brings its own)
+    spark_master: str | None = None
+    spark_cores: str = "*"
+    driver_memory: str = "4g"
+    spark_ui: bool = False
+    shuffle_partitions: int = 4
+    spark_log_level: str = "ERROR"
+    # -- jars
+    allow_maven: bool = False
+    iceberg_jar: str | None = None
+    sqlite_jdbc_jar: str | None = None
+    postgresql_jdbc_jar: str | None = None
+    # -- schema registry (Glue backend)
+    glue_endpoint: str | None = None
+    aws_region: str = DEFAULT_AWS_REGION
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Settings from ``env`` (default: this process's environment)."""
         env = dict(os.environ if env is None else env)
         home = Path(env.get("FLOE_HOME", ".floe")).expanduser().resolve()
         landing = Path(env.get("FLOE_LANDING", home / "landing")).expanduser().resolve()
@@ -38,14 +118,32 @@ class Settings:
         catalog_uri = env.get("FLOE_CATALOG_URI") or (
             f"jdbc:sqlite:{home / 'catalog.db'}?{SQLITE_URI_PARAMS}"
         )
+        project = env.get("FLOE_PROJECT_DIR") or env.get("DBT_PROJECT_DIR")
         return cls(
             home=home,
             landing=landing,
             warehouse=warehouse,
             catalog_uri=catalog_uri,
-            catalog_user=env.get("FLOE_CATALOG_USER"),
-            catalog_password=env.get("FLOE_CATALOG_PASSWORD"),
+            catalog_user=env.get("FLOE_CATALOG_USER") or None,
+            catalog_password=env.get("FLOE_CATALOG_PASSWORD") or None,
+            project_dir=Path(project).expanduser().resolve() if project else None,
+            spark_master=env.get("FLOE_SPARK_MASTER") or None,
+            spark_cores=env.get("FLOE_SPARK_CORES") or "*",
+            driver_memory=env.get("FLOE_DRIVER_MEMORY") or "4g",
+            spark_ui=_flag(env, "FLOE_SPARK_UI", False),
+            shuffle_partitions=_positive_int(env, "FLOE_SHUFFLE_PARTITIONS", 4),
+            spark_log_level=env.get("FLOE_SPARK_LOG_LEVEL") or "ERROR",
+            allow_maven=_flag(env, "FLOE_ALLOW_MAVEN", False),
+            iceberg_jar=env.get(JAR_OVERRIDE_VARS["iceberg"]) or None,
+            sqlite_jdbc_jar=env.get(JAR_OVERRIDE_VARS["sqlite"]) or None,
+            postgresql_jdbc_jar=env.get(JAR_OVERRIDE_VARS["postgresql"]) or None,
+            glue_endpoint=env.get("FLOE_GLUE_ENDPOINT") or env.get("AWS_ENDPOINT_URL") or None,
+            aws_region=(
+                env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or DEFAULT_AWS_REGION
+            ),
         )
+
+    # -- derived places
 
     @property
     def is_sqlite(self) -> bool:
@@ -67,6 +165,58 @@ class Settings:
     def state_dir(self) -> Path:
         """Checkpoints, ledgers and other engine state that is not a table."""
         return self.home / "state"
+
+    @property
+    def registry_dir(self) -> Path:
+        """The file-backed schema registry (``registry.json`` inside)."""
+        return self.state_dir / "registry"
+
+    @property
+    def spark_master_url(self) -> str:
+        """``FLOE_SPARK_MASTER``, else ``local[FLOE_SPARK_CORES]``."""
+        return self.spark_master or f"local[{self.spark_cores}]"
+
+    def jar_override(self, key: str) -> str | None:
+        """The path set for jar ``key`` (``iceberg``, ``sqlite``, ``postgresql``), if any."""
+        overrides = {
+            "iceberg": self.iceberg_jar,
+            "sqlite": self.sqlite_jdbc_jar,
+            "postgresql": self.postgresql_jdbc_jar,
+        }
+        if key not in overrides:
+            raise KeyError(f"no jar {key!r}: known jars are {', '.join(overrides)}")
+        return overrides[key]
+
+    def dbt_project_dir(self) -> Path:
+        """The dbt project: ``project_dir`` if set, else the nearest ``dbt_project.yml``
+        above the working directory, else above floe's own source (an editable install).
+        """
+        if self.project_dir is not None:
+            return self.project_dir
+        for start in (Path.cwd(), Path(__file__).resolve().parent):
+            found = _find_project(start)
+            if found is not None:
+                return found
+        raise FileNotFoundError(
+            "no dbt_project.yml found above the working directory; set FLOE_PROJECT_DIR"
+        )
+
+    @property
+    def schemas_dir(self) -> Path:
+        """``schemas/`` (schemas as code): in ``project_dir`` when set, else in the working
+        directory when it has one, else in the dbt project found by :meth:`dbt_project_dir`.
+
+        The path may not exist; readers report that with the path.
+        """
+        if self.project_dir is not None:
+            return self.project_dir / "schemas"
+        here = Path("schemas").resolve()
+        if here.is_dir():
+            return here
+        try:
+            return self.dbt_project_dir() / "schemas"
+        except FileNotFoundError:
+            return here
 
     def ensure_dirs(self) -> None:
         for path in (self.home, self.landing, self.state_dir):

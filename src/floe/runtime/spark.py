@@ -1,6 +1,8 @@
-"""The one place that says how floe's Spark is configured.
+"""The one place that says how floe's Spark is configured (``docs/runtime.md``).
 
-Used by the dbt profile (through the floe adapter), the CLI and the tests.
+Used by the dbt profile (through the floe adapter), the CLI and the tests. Every knob
+comes from a :class:`~floe.runtime.settings.Settings`; nothing here reads the
+environment (it only writes the variables child processes need).
 """
 
 from __future__ import annotations
@@ -23,20 +25,19 @@ def spark_conf(settings: Settings | None = None) -> dict[str, str]:
     """Spark configuration for an embedded (local[*]) session on `settings`."""
     s = settings or Settings.from_env()
     jar_names = ("iceberg", "sqlite") if s.is_sqlite else ("iceberg", "postgresql")
-    jars = resolve_jars(jar_names)
+    jars = resolve_jars(jar_names, s)
     cat = f"spark.sql.catalog.{s.catalog_name}"
-    cores = os.environ.get("FLOE_SPARK_CORES", "*")
     conf = {
-        "spark.master": os.environ.get("FLOE_SPARK_MASTER", f"local[{cores}]"),
+        "spark.master": s.spark_master_url,
         "spark.app.name": "floe",
-        "spark.driver.memory": os.environ.get("FLOE_DRIVER_MEMORY", "4g"),
+        "spark.driver.memory": s.driver_memory,
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
-        "spark.ui.enabled": os.environ.get("FLOE_SPARK_UI", "false"),
+        "spark.ui.enabled": str(s.spark_ui).lower(),
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
         # Small local machine: few shuffle partitions, AQE to coalesce further.
-        "spark.sql.shuffle.partitions": os.environ.get("FLOE_SHUFFLE_PARTITIONS", "4"),
+        "spark.sql.shuffle.partitions": str(s.shuffle_partitions),
         "spark.default.parallelism": "4",
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -90,7 +91,7 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
     for key, value in spark_conf(s).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(os.environ.get("FLOE_SPARK_LOG_LEVEL", "ERROR"))
+    spark.sparkContext.setLogLevel(s.spark_log_level)
     ensure_schemas(spark)
     return spark
 
@@ -113,7 +114,9 @@ def use_settings(spark: SparkSession, settings: Settings) -> None:
 
     Tests use it to give each scenario a fresh catalog without a new JVM: the
     catalog's options are runtime settings, and Spark's catalog manager is reset
-    so the next statement loads the catalog with them.
+    so the next statement loads the catalog with them. The variables are written so
+    that code building its own ``Settings.from_env()`` later (dbt Python models, child
+    processes) sees the same lakehouse.
     """
     settings.ensure_dirs()
     os.environ["FLOE_HOME"] = str(settings.home)

@@ -155,9 +155,9 @@ def read(spark: SparkSession, feed: Feed, files: Sequence[LandedFile], ctx: Inge
         groups[tuple(header)].append(lf)
 
     frames = []
-    for header, group in groups.items():
+    for columns_in_file, group in groups.items():
         fields = list(schema.fields) + [
-            StructField(c, StringType()) for c in header[len(required) :]
+            StructField(c, StringType()) for c in columns_in_file[len(required) :]
         ]
         read_schema = StructType([*fields, StructField("_corrupt_record", StringType())])
         df = (
@@ -168,7 +168,7 @@ def read(spark: SparkSession, feed: Feed, files: Sequence[LandedFile], ctx: Inge
             .option("timestampFormat", feed.option("timestamp_format", DEFAULT_TIMESTAMP_FORMAT))
             .csv([spark_path(lf.path) for lf in group])
         )
-        if status not in header:
+        if status not in columns_in_file:
             df = df.withColumn(status, F.lit(None).cast("string"))
         frames.append(with_file_columns(df, spark, group, FILE_ATTRS))
     df = frames[0]

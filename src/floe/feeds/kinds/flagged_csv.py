@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from floe.generator.base import GenerateOptions, WriteReport
 
-OPTIONS = frozenset()
+OPTIONS: frozenset[str] = frozenset()
 DEFAULT_OP_COLUMN = "op"
 OPS = ("I", "U", "D")
 DATE_IN_NAME = re.compile(r"(\d{8})")

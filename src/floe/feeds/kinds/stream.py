@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from floe.decode.core import StreamSpec
     from floe.generator.base import GenerateOptions, WriteReport
     from floe.generator.synth import StreamDemo
-    from floe.registry.store import FileRegistry, SchemaVersion
+    from floe.registry.backends import FileRegistry, SchemaVersion
 
 OPTIONS = frozenset({"registry_schema", "registry", "timestamps"})
 PARTITIONS = ("year", "month", "day", "hour")
@@ -78,7 +78,7 @@ def validate(feed: Feed) -> None:
 def spec(feed: Feed) -> StreamSpec:
     """What the decoder needs to know about the feed."""
     from floe.decode.core import StreamSpec
-    from floe.registry.store import DEFAULT_REGISTRY
+    from floe.registry.backends import DEFAULT_REGISTRY
 
     return StreamSpec(
         name=feed.name,
@@ -106,8 +106,8 @@ def sync_local_registry(state_dir: Path, schemas: Path) -> FileRegistry:
     that frame landed records resolve without a manual ``floe registry sync``. UUIDs
     are uuid5 of the definition: the same on every machine.
     """
+    from floe.registry.backends import FileRegistry
     from floe.registry.layout import load_sources
-    from floe.registry.store import FileRegistry
 
     registry = FileRegistry(registry_path(state_dir))
     for source in load_sources(schemas):
@@ -142,6 +142,8 @@ def record_type(feed: Feed, project_dir: Path) -> Any:
 
     data_format, definition = latest_schema(feed, project_dir)
     struct = to_spark_type(definition, data_format)
+    if not isinstance(struct, T.StructType):
+        raise FeedError(f"feed {feed.id}: the registry schema must be a record / object")
     timestamps = spec(feed).timestamps
     return T.StructType(
         [
@@ -345,13 +347,14 @@ def write_stream(feed: Feed, demo: StreamDemo, opts: GenerateOptions, report: Wr
     file carries one record of each class, so small runs cover them all. About 5 % of
     good records are zlib-compressed.
     """
-    from floe.dbt import project_dir
     from floe.generator.base import write_landed
     from floe.registry import codec
     from floe.runtime import Settings
 
     s = spec(feed)
-    registry = sync_local_registry(Settings.from_env().state_dir, schemas_dir(project_dir()))
+    registry = sync_local_registry(
+        Settings.from_env().state_dir, schemas_dir(Settings.from_env().dbt_project_dir())
+    )
     versions = registry.versions(s.schema, s.registry)
     if not versions:
         raise FeedError(f"feed {feed.id}: schema {s.registry}/{s.schema} has no version")

@@ -15,6 +15,7 @@ The layout (floe.feeds.kinds.flagged_csv) puts day 0 in ``full/`` and later days
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
@@ -53,7 +54,9 @@ class Policy:
 
 def _p(line: str) -> Policy:
     f = line.split(",")
-    return Policy(int(f[0]), date.fromisoformat(f[1]), *f[2:5], int(f[5]), *f[6:9])
+    return Policy(
+        int(f[0]), date.fromisoformat(f[1]), f[2], f[3], f[4], int(f[5]), f[6], f[7], f[8]
+    )
 
 
 # The six full-load rows the seed kept, verbatim.
@@ -85,7 +88,7 @@ STATES = [
 BUSINESS = ["Office Bldg", "Retail", "Farming", "Apartment", "Hospitality", "Manufacturing"]
 
 
-def _synth(rng, policy_id: int) -> Policy:
+def _synth(rng: random.Random, policy_id: int) -> Policy:
     state, region = rng.choice(STATES)
     return Policy(
         policy_id=policy_id,

@@ -49,3 +49,10 @@ def test_maintain_compacts_expires_cleans_and_is_idempotent(spark, lakehouse):
     assert "nothing to do" in result.output and "data files 1 -> 1" in result.output
     again = [r[0] for r in spark.sql(f"select snapshot_id from {table}.snapshots").collect()]
     assert again == snapshots, "a second run commits nothing"
+
+
+def test_table_names_are_checked_before_any_sql(spark):
+    from floe.maintenance import maintain_table
+
+    with pytest.raises(ValueError, match=r"is not schema\.table"):
+        maintain_table(spark, "marts.t') ; drop table marts.x --")
