@@ -32,7 +32,7 @@ def _snapshot(spark, table):
 def _run(spark, settings, **kw):
     from floe.streaming.job import StreamJob
 
-    job = StreamJob(spark, settings, available_now=True, max_files_per_trigger=7, **kw)
+    job = StreamJob(spark, settings, available_now=True, max_files_per_trigger=2, **kw)
     job.run(poll_seconds=0.5)
     return job
 

@@ -8,7 +8,8 @@ source node of dbt's graph, so the raw model needs no Python of its own:
 .. code-block:: python
 
     def model(dbt, session):
-        return dbt.source("streams", "ventilator")
+        dbt.config(materialized="incremental")
+        return dbt.source("<source>", "<feed>")
 
 After the rows are committed, the ``floe_reconcile_feed`` post-hook proves that
 every landed file's records add up.

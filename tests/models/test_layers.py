@@ -1,0 +1,77 @@
+"""Layers are honoured, read from dbt's own manifest: raw models read feeds (sources)
+only; raw is read only by staging; marts read staging, intermediate or a dimension."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    from dbt.cli.main import dbtRunner
+
+    target: Path = tmp_path_factory.mktemp("layers_target")
+    result = dbtRunner().invoke(
+        [
+            "parse",
+            "--project-dir",
+            str(ROOT),
+            "--profiles-dir",
+            str(ROOT / "profiles"),
+            "--target-path",
+            str(target),
+            "--quiet",
+        ]
+    )
+    assert result.success, result.exception
+    return json.loads((target / "manifest.json").read_text())
+
+
+def _models(manifest: dict) -> dict[str, dict]:
+    return {k: n for k, n in manifest["nodes"].items() if n["resource_type"] == "model"}
+
+
+def _layer(node: dict) -> str:
+    return node["schema"]
+
+
+def test_every_model_reads_only_the_layers_below_it(manifest):
+    models = _models(manifest)
+    allowed = {
+        "raw": {"source"},
+        "staging": {"raw"},
+        "intermediate": {"staging", "intermediate"},
+        "marts": {"staging", "intermediate"},
+    }
+    problems = []
+    for node in sorted(models.values(), key=lambda n: n["unique_id"]):
+        layer = _layer(node)
+        for parent in node["depends_on"]["nodes"]:
+            if parent.startswith("source."):
+                kind = "source"
+            elif parent in models:
+                kind = _layer(models[parent])
+            else:
+                continue  # seeds, snapshots
+            # A fact joins the conformed dimensions it describes (Kimball), e.g.
+            # fct_orders -> dim_product_priority (docs/decisions/0008-feeds-and-layers.md).
+            if layer == "marts" and kind == "marts" and models[parent]["name"].startswith("dim_"):
+                continue
+            if kind not in allowed.get(layer, set()):
+                problems.append(f"{node['name']} ({layer}) reads {parent} ({kind})")
+    assert problems == []
+
+
+def test_only_raw_models_call_source_and_only_staging_reads_raw(manifest):
+    models = _models(manifest)
+    for node in models.values():
+        if node["sources"]:
+            assert node["schema"] == "raw", node["name"]
+    raw = {uid for uid, n in models.items() if n["schema"] == "raw"}
+    readers = {n["schema"] for n in models.values() if set(n["depends_on"]["nodes"]) & raw}
+    assert readers == {"staging"}
