@@ -269,3 +269,19 @@ def cell(value: Any) -> str:
     if hasattr(value, "isoformat"):
         return value.isoformat(sep=" ") if hasattr(value, "hour") else value.isoformat()
     return str(value)
+
+
+PROVENANCE = {
+    "_source_file": "Landed file the row came from, relative to the landing root (the ledger key).",
+    "_load_kind": "Kind of the load, from its `_manifest.json`: full or changes.",
+    "_load_date": "The load's date, from its `load_date=` folder.",
+    "_ingested_at": "When floe ingested the row; one value per ingest batch.",
+}
+
+
+def provenance_docs(feed: Feed) -> dict[str, str]:
+    """Descriptions of the columns this kind adds to the raw table."""
+    return {
+        op_column(feed): f"Change flag of a change load ({'/'.join(OPS)}); NULL in a full extract.",
+        **PROVENANCE,
+    }

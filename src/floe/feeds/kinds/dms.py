@@ -198,3 +198,21 @@ def generate(feed: Feed, opts: GenerateOptions, report: WriteReport) -> None:
             cols = [(op, "string"), *day.columns, (ts, "timestamp_ntz")]
             name = f"{day.load_date:%Y%m%d}-{day.captured:%H%M%S}000.parquet"
         write_landed(folder / name, parquet_bytes(cols, day.rows), report)
+
+
+PROVENANCE = {
+    "_source_file": "Landed file the row came from, relative to the landing root (the ledger key).",
+    "_row_in_file": "0-based position of the row in its file (the final tie-breaker of changes).",
+    "_load_kind": "full (LOAD*.parquet) or cdc.",
+    "_load_date": "Load date: the CDC file name's date, or the capture date for a full load.",
+    "_ingested_at": "When floe ingested the row; one value per ingest batch.",
+}
+
+
+def provenance_docs(feed: Feed) -> dict[str, str]:
+    """Descriptions of the columns this kind adds to the raw table."""
+    return {
+        op_column(feed): f"DMS op on CDC rows ({'/'.join(OPS)}); NULL on full-load rows.",
+        timestamp_column(feed): "DMS capture time of the change (TimestampColumnName).",
+        **PROVENANCE,
+    }

@@ -171,3 +171,20 @@ def generate(feed: Feed, opts: GenerateOptions, report: WriteReport) -> None:
         else:
             path = root / "cdc" / f"cdc-load-{load_date:%Y%m%d}.csv"
             write_landed(path, csv_bytes(None, rows), report)
+
+
+PROVENANCE = {
+    "_source_file": "Landed file the row came from, relative to the landing root (the ledger key).",
+    "_row_in_file": "0-based position of the row in its file (orders two changes of one key).",
+    "_load_kind": "full (full/ folder, header row) or cdc (cdc/ folder, op flag first).",
+    "_load_date": "Load date, the yyyymmdd in the file name.",
+    "_ingested_at": "When floe ingested the row; one value per ingest batch.",
+}
+
+
+def provenance_docs(feed: Feed) -> dict[str, str]:
+    """Descriptions of the columns this kind adds to the raw table."""
+    return {
+        op_column(feed): f"Op flag of a change row ({'/'.join(OPS)}); NULL in a full load.",
+        **PROVENANCE,
+    }

@@ -135,3 +135,15 @@ def generate(feed: Feed, opts: GenerateOptions, report: WriteReport) -> None:
         flag = change_flag(feed, opts.landing)
         flag.write_bytes(b"")
         report.written.append(flag)
+
+
+PROVENANCE = {
+    "_source_file": "Landed extract the row came from, relative to the landing root (the ledger key).",
+    "_load_date": "The extract's date (from its file name, else its load_date_column).",
+    "_ingested_at": "When floe ingested the row; one value per ingest batch.",
+}
+
+
+def provenance_docs(feed: Feed) -> dict[str, str]:
+    """Descriptions of the columns this kind adds to the raw table."""
+    return dict(PROVENANCE)

@@ -403,3 +403,36 @@ def generate(feed: Feed, opts: GenerateOptions, report: WriteReport) -> None:
     from floe.generator.synth import stream_demo
 
     write_stream(feed, demo_maker(feed, stream_demo)(feed, opts), opts, report)
+
+
+PROVENANCE = {
+    "_source_file": "Landed file the record came from, relative to the landing root (the ledger key).",
+    "_sequence_number": "Kinesis sequence number of the record.",
+    "_partition_key": "Kinesis partition key of the record.",
+    "_arrival_ts": "approximateArrivalTimestamp of the record.",
+    "_schema_version": "Registry version number the record was framed with.",
+    "ingest_year": "Year of the landing folder (ingest_year=).",
+    "ingest_month": "Month of the landing folder (ingest_month=).",
+    "ingest_day": "Day of the landing folder (ingest_day=).",
+    "ingest_hour": "Hour of the landing folder (ingest_hour=).",
+    "_ingested_at": "When floe ingested the record; one value per ingest batch.",
+}
+
+
+def provenance_docs(feed: Feed) -> dict[str, str]:
+    """Descriptions of the envelope and folder columns this kind adds to the raw table."""
+    return dict(PROVENANCE)
+
+
+def field_docs(feed: Feed, project_dir: Path) -> dict[str, str]:
+    """Descriptions of the record's top-level fields from the registry schema (latest
+    version): Avro ``doc``, JSON Schema ``description``."""
+    data_format, text = latest_schema(feed, project_dir)
+    schema = json.loads(text)
+    if data_format == "AVRO":
+        return {f["name"]: str(f["doc"]) for f in schema.get("fields", []) if f.get("doc")}
+    return {
+        name: str(prop["description"])
+        for name, prop in (schema.get("properties") or {}).items()
+        if isinstance(prop, dict) and prop.get("description")
+    }

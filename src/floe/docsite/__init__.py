@@ -1,0 +1,1 @@
+"""The docs site room: docs coverage of the dbt project (and, later, the site itself)."""
