@@ -1,4 +1,4 @@
-"""A plain-Python reading of SPEC §6: the dim_customer that the landed loads should produce.
+"""A plain-Python reading of docs/scd2.md: the dim_customer that the landed loads should produce.
 
 Written independently of the SQL (dicts and loops, no Spark) so the tests compare
 two implementations of the contract rather than the materialization with itself.

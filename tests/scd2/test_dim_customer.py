@@ -1,6 +1,6 @@
 """dim_customer through the scd2 materialization, against real Iceberg tables.
 
-One handcrafted history exercises every edge case of SPEC §6 in a handful of
+One handcrafted history exercises every edge case of docs/scd2.md in a handful of
 builds; each step is compared with the plain-Python oracle (tests/scd2/oracle.py)
 and with explicit expectations. A generator-made history checks the same at
 random and full refresh against the incremental sequence.

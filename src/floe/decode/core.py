@@ -1,6 +1,6 @@
 """Decode landed stream files inside Spark: envelope -> base64 -> frame -> record.
 
-Shape of the work (SPEC §5):
+Shape of the work (docs/feeds.md, docs/registry.md):
 
 * the JVM reads the JSONL files as text and parses the Kinesis envelope
   (``from_json``: fast, codegen, no Python);
