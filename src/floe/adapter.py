@@ -9,7 +9,12 @@ inherits everything from dbt-spark (`dependencies=["spark"]`) and adds:
   profile holds no Spark configuration of its own;
 - relation listing with two cheap queries per schema (`show tables`, `show
   views`) instead of dbt-spark's fallback of one DESCRIBE per relation, which
-  Iceberg v2 tables force (SHOW TABLE EXTENDED is unsupported there).
+  Iceberg v2 tables force (SHOW TABLE EXTENDED is unsupported there); a schema
+  that does not exist lists nothing, as in dbt-spark, although Iceberg's
+  catalogs raise their own NoSuchNamespaceException for it;
+- `floe_relations_in_schema` for macros (drop schema drops the relations
+  first: Iceberg's catalogs refuse to drop a non-empty namespace even with
+  CASCADE).
 """
 
 from __future__ import annotations
@@ -21,9 +26,13 @@ from dbt.adapters.base import PythonJobHelper, available
 from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.spark import SparkAdapter, SparkCredentials
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod
+from dbt.adapters.spark.impl import SCHEMA_NOT_FOUND_MESSAGES
 from dbt_common.exceptions import DbtRuntimeError
 
 ADAPTER_TYPE = "floe"
+# Spark's own messages for a missing schema, and Iceberg's (its catalogs raise
+# org.apache.iceberg.exceptions.NoSuchNamespaceException through SHOW TABLES).
+MISSING_SCHEMA_MESSAGES = (*SCHEMA_NOT_FOUND_MESSAGES, "NAMESPACE_NOT_FOUND")
 
 
 @dataclass
@@ -90,6 +99,11 @@ class FloeAdapter(SparkAdapter):
 
         return run_checks_for(relation, checks, model_name, run_id)
 
+    @available
+    def floe_relations_in_schema(self, schema_relation: Any) -> list[Any]:
+        """The tables and views of a schema, from the catalog; none if it does not exist."""
+        return self.list_relations_without_caching(schema_relation)
+
     def list_relations_without_caching(self, schema_relation: Any) -> list[Any]:
         schema = schema_relation.schema
         try:
@@ -97,7 +111,7 @@ class FloeAdapter(SparkAdapter):
             views = self.execute_macro("floe__show_views", kwargs={"schema": schema})
         except DbtRuntimeError as exc:
             message = getattr(exc, "msg", str(exc))
-            if "NAMESPACE_NOT_FOUND" in message or "SCHEMA_NOT_FOUND" in message:
+            if any(marker in message for marker in MISSING_SCHEMA_MESSAGES):
                 return []
             raise
         relations = []

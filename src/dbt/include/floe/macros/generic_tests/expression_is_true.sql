@@ -1,4 +1,13 @@
+{#
+    Generic data test: the rows of the model for which a boolean SQL
+    expression does not hold (rows returned = failures).
+#}
 {% test expression_is_true(model, expression) %}
-    -- Rows for which the boolean SQL expression does not hold.
-    select * from {{ model }} where not ({{ expression }})
+    {{ return(adapter.dispatch('test_expression_is_true', 'dbt')(model, expression)) }}
 {% endtest %}
+
+{% macro default__test_expression_is_true(model, expression) %}
+    select *
+    from {{ model }}
+    where not ({{ expression }})
+{% endmacro %}

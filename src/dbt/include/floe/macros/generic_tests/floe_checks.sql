@@ -16,7 +16,7 @@
     `dbt test`, never while compiling or generating docs.
 #}
 {% test floe_checks(model, checks=none) %}
-    {{ return(adapter.dispatch('floe_checks', 'floe')(model, checks)) }}
+    {{ return(adapter.dispatch('floe_checks', 'dbt')(model, checks)) }}
 {% endtest %}
 
 {% macro default__floe_checks(model, checks) %}

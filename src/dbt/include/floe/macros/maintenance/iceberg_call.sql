@@ -8,38 +8,13 @@
         dbt run-operation iceberg_rewrite_manifests --args '{table: marts.mlb_data}'
 
     `table` is `schema.table` in the `lake` catalog. Each prints the procedure's result.
+
+    Arguments are checked (a retain count that is not an integer fails naming
+    the operation) and the table name is passed as an escaped string literal.
 #}
 
-{% macro iceberg_compact(table, strategy='binpack', min_input_files=2) %}
-    {%- if strategy not in ['binpack', 'sort'] -%}
-        {{ exceptions.raise_compiler_error("iceberg_compact: strategy must be binpack or sort") }}
-    {%- endif -%}
-    {{ return(iceberg_call('rewrite_data_files',
-        "table => '" ~ table ~ "', strategy => '" ~ strategy ~ "', "
-        ~ "options => map('min-input-files', '" ~ min_input_files ~ "')")) }}
-{% endmacro %}
 
-{% macro iceberg_expire_snapshots(table, retain_last=5, older_than_days=7) %}
-    {{ return(iceberg_call('expire_snapshots',
-        "table => '" ~ table ~ "', retain_last => " ~ retain_last
-        ~ ", older_than => " ~ iceberg_days_ago(older_than_days))) }}
-{% endmacro %}
-
-{% macro iceberg_remove_orphan_files(table, older_than_days=3) %}
-    {{ return(iceberg_call('remove_orphan_files',
-        "table => '" ~ table ~ "', older_than => " ~ iceberg_days_ago(older_than_days))) }}
-{% endmacro %}
-
-{% macro iceberg_rewrite_manifests(table) %}
-    {{ return(iceberg_call('rewrite_manifests', "table => '" ~ table ~ "'")) }}
-{% endmacro %}
-
-{% macro iceberg_days_ago(days) %}
-    {#- Procedure arguments must be literals: the cut-off as a TIMESTAMP literal. -#}
-    {%- set cutoff = modules.datetime.datetime.now() - modules.datetime.timedelta(days=days | float) -%}
-    {{ return("timestamp '" ~ cutoff.strftime('%Y-%m-%d %H:%M:%S') ~ "'") }}
-{% endmacro %}
-
+{# Runs `CALL lake.system.<procedure>(<arguments>)` and logs each result row. #}
 {% macro iceberg_call(procedure, arguments) %}
     {%- set result = run_query('call lake.system.' ~ procedure ~ '(' ~ arguments ~ ')') -%}
     {%- if execute -%}
@@ -49,4 +24,24 @@
         {%- endfor -%}
     {%- endif -%}
     {{ return(result) }}
+{% endmacro %}
+
+
+{# Procedure arguments must be literals: the cut-off `days` ago as a TIMESTAMP literal. #}
+{% macro iceberg_days_ago(days) %}
+    {%- set cutoff = modules.datetime.datetime.now()
+        - modules.datetime.timedelta(days=iceberg_number_arg('older_than_days', days) | float) -%}
+    {{ return("timestamp '" ~ cutoff.strftime('%Y-%m-%d %H:%M:%S') ~ "'") }}
+{% endmacro %}
+
+
+{# `value` if it is a number (or a string of one), else an error naming the argument. #}
+{% macro iceberg_number_arg(name, value, integer=false) %}
+    {%- set pattern = '^-?[0-9]+$' if integer else '^-?[0-9]+([.][0-9]+)?$' -%}
+    {%- if value is boolean or not modules.re.match(pattern, value | string) -%}
+        {{ exceptions.raise_compiler_error(
+            "Iceberg maintenance: " ~ name ~ " must be " ~ ('an integer' if integer else 'a number')
+            ~ ", not '" ~ value ~ "'") }}
+    {%- endif -%}
+    {{ return(value | string) }}
 {% endmacro %}

@@ -54,12 +54,16 @@
 {% endmacro %}
 
 
-{# SQL models' CREATE TABLE ... TBLPROPERTIES: floe's defaults for Iceberg tables. #}
+{#
+    SQL models' CREATE TABLE ... TBLPROPERTIES: floe's defaults for Iceberg
+    tables. A model without file_format gets them too: floe's catalog creates
+    Iceberg tables whatever the USING clause says.
+#}
 {% macro floe__tblproperties_clause() -%}
-    {%- if config.get('file_format') == 'iceberg' -%}
+    {%- if config.get('file_format') in (none, 'iceberg') -%}
     tblproperties (
         {%- for key, value in floe_table_properties().items() %}
-        '{{ key }}' = '{{ value }}'{{ ',' if not loop.last }}
+        {{ floe_string_literal(key) }} = {{ floe_string_literal(value) }}{{ ',' if not loop.last }}
         {%- endfor %}
     )
     {%- else -%}
@@ -88,31 +92,10 @@
         {%- call statement('sync_table_properties') -%}
             alter table {{ relation }} set tblproperties (
             {%- for key, value in changed.items() %}
-                '{{ key }}' = '{{ value }}'{{ ',' if not loop.last }}
+                {{ floe_string_literal(key) }} = {{ floe_string_literal(value) }}{{ ',' if not loop.last }}
             {%- endfor %}
             )
         {%- endcall -%}
     {%- endif -%}
     {%- do floe_apply_sort_order(relation, current) -%}
-{% endmacro %}
-
-
-{#
-    Sort order for predicate columns (`sort_by` option): data files written
-    afterwards, and compaction with the sort strategy, keep rows ordered so
-    min/max statistics prune files. Set on creation and when it changes.
-#}
-{% macro floe_apply_sort_order(relation, current=none) %}
-    {%- set sort_by = floe_option('sort_by') -%}
-    {%- if not sort_by -%}{{ return(none) }}{%- endif -%}
-    {%- set sort_by = [sort_by] if sort_by is string else sort_by -%}
-    {%- if current is not none and current.get('floe.sort-by') == sort_by | join(',') -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {%- call statement('write_ordered_by') -%}
-        alter table {{ relation }} write ordered by {{ sort_by | join(', ') }}
-    {%- endcall -%}
-    {%- call statement('remember_sort_order') -%}
-        alter table {{ relation }} set tblproperties ('floe.sort-by' = '{{ sort_by | join(",") }}')
-    {%- endcall -%}
 {% endmacro %}

@@ -14,6 +14,10 @@
     valid_to exclusive, NULL while current): valid_from <= event < valid_to.
 #}
 {% macro as_of(event_ts, dim, valid_from='valid_from', valid_to='valid_to', grain='day') -%}
+    {{ return(adapter.dispatch('as_of', 'dbt')(event_ts, dim, valid_from, valid_to, grain)) }}
+{%- endmacro %}
+
+{% macro default__as_of(event_ts, dim, valid_from, valid_to, grain) -%}
     {%- if grain == 'day' -%}
         (cast({{ event_ts }} as date) >= {{ dim }}.{{ valid_from }}
             and cast({{ event_ts }} as date) <= {{ dim }}.{{ valid_to }})
@@ -21,6 +25,7 @@
         ({{ event_ts }} >= {{ dim }}.{{ valid_from }}
             and ({{ dim }}.{{ valid_to }} is null or {{ event_ts }} < {{ dim }}.{{ valid_to }}))
     {%- else -%}
-        {{ exceptions.raise_compiler_error("as_of: grain must be 'day' or 'timestamp', not '" ~ grain ~ "'") }}
+        {{ exceptions.raise_compiler_error(
+            "as_of: grain must be 'day' or 'timestamp', not '" ~ grain ~ "'") }}
     {%- endif -%}
 {%- endmacro %}

@@ -8,11 +8,14 @@
       input commits no Iceberg snapshot;
     - `insert_overwrite` without `partition_by` is refused: on Iceberg it would
       replace the whole table;
+    - a unique_key column the model does not have fails every incremental run,
+      even one with no new rows (validate.sql);
     - schema changes default to `append_new_columns`: columns are added, never
-      dropped; column types widen only where Iceberg can (int -> bigint,
-      float -> double, decimal precision), anything else fails naming the
-      table, column and both types (floe_schema_evolve);
-    - strategy `cdc` (cdc.sql): op-aware latest-change-per-key MERGE.
+      dropped unless the model asks for `sync_all_columns`; column types widen
+      only where Iceberg can (int -> bigint, float -> double, decimal
+      precision), anything else fails naming the table, column and both types
+      (schema_evolution.sql);
+    - strategy `cdc` (cdc/): op-aware latest-change-per-key MERGE.
 #}
 {% materialization incremental, adapter='floe', supported_languages=['sql', 'python'] -%}
     {%- set strategy = config.get('incremental_strategy') or 'append' -%}
@@ -57,6 +60,10 @@
         {%- call statement('create_tmp_relation', language=language) -%}
             {{ create_table_as(True, tmp_relation, compiled_code, language) }}
         {%- endcall -%}
+        {%- if strategy == 'merge' -%}
+            {%- do floe_validate_unique_key(
+                unique_key, adapter.get_columns_in_relation(tmp_relation)) -%}
+        {%- endif -%}
         {%- if floe_relation_is_empty(tmp_relation) -%}
             {{ log(this ~ ': no new rows, nothing committed', info=False) }}
             {%- call statement('main') -%}
@@ -75,115 +82,9 @@
         {%- endcall -%}
     {%- endif -%}
 
-    {% set should_revoke = should_revoke(existing_relation, full_refresh_mode) %}
+    {% set should_revoke = should_revoke(existing_relation, should_full_refresh()) %}
     {% do apply_grants(target_relation, grant_config, should_revoke) %}
     {% do persist_docs(target_relation, model) %}
     {{ run_hooks(post_hooks) }}
     {{ return({'relations': [target_relation]}) }}
 {%- endmaterialization %}
-
-
-{% macro floe_validate_incremental(strategy, unique_key, partition_by) %}
-    {%- set allowed = ['append', 'merge', 'insert_overwrite', 'cdc'] -%}
-    {%- if strategy not in allowed -%}
-        {{ exceptions.raise_compiler_error(
-            "Model " ~ this ~ ": incremental_strategy '" ~ strategy
-            ~ "' is not one of " ~ allowed | join(', ')) }}
-    {%- endif -%}
-    {%- if strategy == 'insert_overwrite' and not partition_by -%}
-        {{ exceptions.raise_compiler_error(
-            "Model " ~ this ~ ": incremental_strategy 'insert_overwrite' without "
-            ~ "partition_by would replace the whole Iceberg table on every run. "
-            ~ "Set partition_by, or use 'merge' with a unique_key.") }}
-    {%- endif -%}
-    {%- if strategy in ('merge', 'cdc') and not unique_key -%}
-        {{ exceptions.raise_compiler_error(
-            "Model " ~ this ~ ": incremental_strategy '" ~ strategy
-            ~ "' needs a unique_key (a column or a list of columns).") }}
-    {%- endif -%}
-{% endmacro %}
-
-
-{% macro floe_relation_is_empty(relation) %}
-    {%- set probe = run_query('select 1 from ' ~ relation ~ ' limit 1') -%}
-    {{ return(probe is none or (probe.rows | length) == 0) }}
-{% endmacro %}
-
-
-{#
-    Schema evolution of an incremental Iceberg table against its new rows:
-    new columns are added (dbt's on_schema_change, default append_new_columns;
-    nothing is ever dropped), then column types are reconciled: a type that fits
-    the table's is left alone, one Iceberg can widen the column to is applied
-    with ALTER COLUMN, anything else fails naming table, column and both types.
-#}
-{% macro floe_schema_evolve(on_schema_change, source_relation, target_relation) %}
-    {%- if on_schema_change == 'sync_all_columns' -%}
-        {{ exceptions.raise_compiler_error(
-            "Model " ~ this ~ ": on_schema_change 'sync_all_columns' would drop columns "
-            ~ "of an Iceberg table; floe never drops. Use append_new_columns.") }}
-    {%- endif -%}
-    {%- do process_schema_changes(on_schema_change, source_relation, target_relation) -%}
-    {%- if on_schema_change == 'ignore' -%}{{ return(none) }}{%- endif -%}
-    {%- set target_types = {} -%}
-    {%- for col in adapter.get_columns_in_relation(target_relation) -%}
-        {%- do target_types.update({col.name | lower: col.dtype | lower | replace(' ', '')}) -%}
-    {%- endfor -%}
-    {%- for col in adapter.get_columns_in_relation(source_relation) -%}
-        {%- set old = target_types.get(col.name | lower) -%}
-        {%- set new = col.dtype | lower | replace(' ', '') -%}
-        {%- if old is not none -%}
-            {%- set change = floe_type_change(old, new) -%}
-            {%- if change == 'widen' -%}
-                {{ log(this ~ ': widening ' ~ col.name ~ ' from ' ~ old ~ ' to ' ~ new, info=True) }}
-                {%- call statement('widen_' ~ col.name) -%}
-                    alter table {{ target_relation }} alter column {{ col.name }} type {{ new }}
-                {%- endcall -%}
-            {%- elif change == 'refuse' -%}
-                {{ exceptions.raise_compiler_error(
-                    "Table " ~ target_relation ~ ": column " ~ col.name ~ " changes type from "
-                    ~ old ~ " to " ~ new ~ ". Iceberg widens only int -> bigint, "
-                    ~ "float -> double and decimal(P,S) -> decimal(P2,S) with P2 > P. Cast "
-                    ~ col.name ~ " to " ~ old ~ " in the model, add a new column, or rebuild "
-                    ~ "the table with --full-refresh.") }}
-            {%- endif -%}
-        {%- endif -%}
-    {%- endfor -%}
-{% endmacro %}
-
-
-{#
-    How a column of type `new` (incoming rows) relates to the table's `old`:
-    'same', 'fits' (assignable without loss), 'widen' (Iceberg can promote the
-    column) or 'refuse'.
-#}
-{% macro floe_type_change(old, new) %}
-    {%- set aliases = {'integer': 'int', 'long': 'bigint', 'short': 'smallint',
-        'byte': 'tinyint', 'real': 'float'} -%}
-    {%- set old = aliases.get(old, old) -%}
-    {%- set new = aliases.get(new, new) -%}
-    {%- set integral = ['tinyint', 'smallint', 'int', 'bigint'] -%}
-    {%- set timestamps = ['timestamp', 'timestamp_ntz', 'timestamp_ltz'] -%}
-    {%- if old == new -%}{{ return('same') }}{%- endif -%}
-    {%- if new in ('void', 'null') -%}{{ return('fits') }}{%- endif -%}
-    {%- if old in integral and new in integral -%}
-        {%- if integral.index(new) <= integral.index(old) -%}{{ return('fits') }}{%- endif -%}
-        {{ return('widen' if new == 'bigint' else 'refuse') }}
-    {%- endif -%}
-    {%- if old == 'double' and (new == 'float' or new in integral) -%}{{ return('fits') }}{%- endif -%}
-    {%- if old == 'float' and new == 'double' -%}{{ return('widen') }}{%- endif -%}
-    {%- if old.startswith('decimal') and new.startswith('decimal') -%}
-        {%- set o = old[8:-1].split(',') -%}
-        {%- set n = new[8:-1].split(',') -%}
-        {%- if o[1] == n[1] -%}
-            {{ return('fits' if n[0] | int <= o[0] | int else 'widen') }}
-        {%- endif -%}
-        {{ return('refuse') }}
-    {%- endif -%}
-    {%- if old in timestamps and new in timestamps -%}{{ return('fits') }}{%- endif -%}
-    {%- if old.startswith(('struct', 'array', 'map')) or new.startswith(('struct', 'array', 'map')) -%}
-        {#- nested types: Spark's own store assignment decides -#}
-        {{ return('fits') }}
-    {%- endif -%}
-    {{ return('refuse') }}
-{% endmacro %}

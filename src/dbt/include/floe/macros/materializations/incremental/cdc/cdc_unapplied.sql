@@ -7,9 +7,11 @@
     that a delete removed, a ledger kept in the rows would not.
     Full builds (first run, --full-refresh) read every row.
 #}
-{#- No adapter.dispatch: the watermark is floe's (the adapter's cdc strategy
-    records it), and sqlfluff's jinja templater has no `adapter`. -#}
 {% macro cdc_unapplied(column='_ingested_at') %}
+    {{ return(adapter.dispatch('cdc_unapplied', 'dbt')(column)) }}
+{% endmacro %}
+
+{% macro default__cdc_unapplied(column) %}
     {%- if execute and is_incremental() -%}
         {%- for row in run_query('show tblproperties ' ~ this)
             if row[0] == 'floe.cdc.watermark' -%}
