@@ -92,7 +92,7 @@
         left semi join footprint as f on {{ floe_scd2_key_join('t', 'f', cfg.key_cols) }}
         where t._scd2_op in ('N', 'I')
         union all
-        -- footprint keys the new content no longer mentions: rolled back too
+        {#- footprint keys the new content no longer mentions: rolled back too #}
         select 'match' as _scd2_row,
             {%- for k in cfg.key_cols %} f.{{ k }},{% endfor %}
             {%- for a in columns.attrs %} null as {{ a }},{% endfor %}

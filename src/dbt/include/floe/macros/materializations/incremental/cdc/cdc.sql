@@ -73,7 +73,7 @@
             {%- set initial -%}
                 select
                 {%- for col in payload %}
-                    {{ col.name }}{{ ',' if not loop.last }}
+                    {{ adapter.quote(col.name) }}{{ ',' if not loop.last }}
                 {%- endfor %}
                 from ({{ floe_cdc_latest_changes(tmp_relation, payload, cfg) }}) as floe_changes
                 where floe_cdc_action = 'upsert'
@@ -92,7 +92,7 @@
                 create or replace temporary view {{ payload_view }} as
                 select
                 {%- for col in payload %}
-                    {{ col.name }}{{ ',' if not loop.last }}
+                    {{ adapter.quote(col.name) }}{{ ',' if not loop.last }}
                 {%- endfor %}
                 from {{ tmp_relation }}
             {%- endcall -%}

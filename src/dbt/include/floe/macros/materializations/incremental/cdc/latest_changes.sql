@@ -24,27 +24,31 @@
         {%- set deletes = deletes ~ ' or coalesce(' ~ cfg.delete_condition ~ ', false)' -%}
     {%- endif -%}
     {%- set deletes = deletes ~ ')' -%}
+    {#- Messages are escaped literals: they quote config values (op values, columns). -#}
     {%- set where = this ~ ' (cdc): ' -%}
+    {%- set no_key = where ~ 'a change without its key (' ~ keys | join(', ') ~ ')' -%}
+    {%- set tie = ' changes of one key tie on every order column ('
+        ~ cfg.order_by | join(', ') ~ '); add a tie-breaker to cdc.order_by' -%}
+    {%- set known_ops = ' (delete: ' ~ cfg.delete_ops | join('/')
+        ~ ', upsert: ' ~ cfg.upsert_ops | join('/') ~ ')' -%}
     select
         {%- for col in payload %}
-        {{ col.name }},
+        {{ adapter.quote(col.name) }},
         {%- endfor %}
         case
             when {{ keys | join(' is null or ') }} is null
-                then raise_error('{{ where }}a change without its key ({{ keys | join(", ") }})')
+                then raise_error({{ floe_string_literal(no_key) }})
             when floe_cdc_ties > 1
-                then raise_error(concat('{{ where }}', floe_cdc_ties, ' changes of one key '
-                    || 'tie on every order column ({{ cfg.order_by | join(", ") }}); '
-                    || 'add a tie-breaker to cdc.order_by'))
+                then raise_error(concat({{ floe_string_literal(where) }}, floe_cdc_ties,
+                    {{ floe_string_literal(tie) }}))
             when {{ deletes }} then 'delete'
             when {{ cfg.op_column }} in ({{ floe_quote_list(cfg.upsert_ops) }}) then 'upsert'
             {%- if cfg.null_op == 'upsert' %}
             when {{ cfg.op_column }} is null then 'upsert'
             {%- endif %}
-            else raise_error(concat('{{ where }}unknown op ',
+            else raise_error(concat({{ floe_string_literal(where ~ 'unknown op ') }},
                 coalesce(cast({{ cfg.op_column }} as string), 'NULL'),
-                ' (delete: {{ cfg.delete_ops | join("/") }}, '
-                || 'upsert: {{ cfg.upsert_ops | join("/") }})'))
+                {{ floe_string_literal(known_ops) }}))
         end as floe_cdc_action
     from (
         select
