@@ -254,13 +254,13 @@ class Renderer:
             "should_revoke",
             "process_schema_changes",
             "create_table_as",
-            "dbt_spark_get_incremental_sql",
             "partition_cols",
             "spark__tblproperties_clause",
             "spark__create_table_as",
             "spark__alter_relation_add_remove_columns",
             "default__alter_column_type",
             "incremental_validate_on_schema_change",
+            "get_insert_overwrite_sql",
         ):
             context[name] = self._stub(name)
         context["incremental_validate_on_schema_change"] = self._stub(
@@ -269,6 +269,10 @@ class Renderer:
         context["create_table_as"] = self._stub(
             "create_table_as",
             lambda temporary, relation, sql, language="sql": f"create {relation} as {sql}",
+        )
+        # dbt-core's get_merge_sql dispatches; floe's version is the one under test
+        context["get_merge_sql"] = lambda target, source, unique_key, dest_columns=None, **kw: (
+            self.find("floe__get_merge_sql")(target, source, unique_key, dest_columns, **kw)
         )
         context.update(overrides)
         self.context = context

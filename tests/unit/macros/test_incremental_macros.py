@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.macros.jinja_harness import Column, CompilerError, Relation
+from tests.unit.macros.jinja_harness import Column, CompilerError, Relation, assert_parses
 
 
 @pytest.mark.parametrize(
@@ -174,12 +174,81 @@ def test_an_empty_batch_commits_nothing(render):
     result = materialize_incremental(render, "merge", "state", [Column("state")])
     assert result["relations"][0].identifier == "t"
     assert render.statement("main") == "select 'no new rows' as floe_skipped"
-    assert "dbt_spark_get_incremental_sql" not in render.stubs
 
 
 def test_new_rows_are_merged_after_schema_evolution(render):
-    render.adapter.columns["marts.t"] = [Column("state")]
-    materialize_incremental(render, "merge", "state", [Column("state")], empty=False)
-    (args, _), *_ = render.stubs["dbt_spark_get_incremental_sql"]
-    assert args[0] == "merge" and args[4] == "state"
+    render.adapter.columns["marts.t"] = [Column("state"), Column("city")]
+    materialize_incremental(
+        render, "merge", "state", [Column("state"), Column("city")], empty=False
+    )
     assert render.stubs["process_schema_changes"][0][0][0] == "append_new_columns"
+    assert render.statement("main").startswith("merge into marts.t as DBT_INTERNAL_DEST")
+
+
+TARGET_COLUMNS = [Column("id", "int"), Column("select"), Column("dropped", "bigint")]
+NEW_ROWS = [Column("ID", "int"), Column("select")]
+
+
+def incremental_sql(render, strategy, unique_key=None, **config):
+    render.configure(**config)
+    render.adapter.columns["marts.t"] = TARGET_COLUMNS
+    render.adapter.columns["t__dbt_tmp"] = NEW_ROWS
+    return render.sql(
+        "floe_get_incremental_sql",
+        strategy,
+        Relation(None, "t__dbt_tmp", "view"),
+        Relation("marts", "t"),
+        Relation("marts", "t"),
+        unique_key,
+        None,
+    )
+
+
+def test_append_writes_null_for_a_column_the_rows_no_longer_have(render):
+    sql = incremental_sql(render, "append")
+    assert sql == (
+        "insert into table marts.t select `id`, `select`, cast(null as bigint) as `dropped`"
+        " from t__dbt_tmp"
+    )
+    assert_parses(sql)
+
+
+def test_insert_overwrite_on_iceberg_replaces_the_partitions_of_the_rows(render):
+    sql = incremental_sql(render, "insert_overwrite")
+    assert sql.startswith("insert overwrite marts.t select `id`, `select`, cast(null as bigint)")
+    assert_parses(sql)
+
+
+def test_merge_on_a_composite_key_updates_and_inserts_the_shared_columns(render):
+    sql = incremental_sql(render, "merge", ["id", "select_key"], sql_header="set x = 1;")
+    assert sql.startswith("set x = 1; merge into marts.t as DBT_INTERNAL_DEST")
+    assert (
+        "on DBT_INTERNAL_SOURCE.id = DBT_INTERNAL_DEST.id and"
+        " DBT_INTERNAL_SOURCE.select_key = DBT_INTERNAL_DEST.select_key" in sql
+    )
+    assert (
+        "when matched then update set DBT_INTERNAL_DEST.`id` = DBT_INTERNAL_SOURCE.`id`,"
+        " DBT_INTERNAL_DEST.`select` = DBT_INTERNAL_SOURCE.`select`" in sql
+    )
+    # a column the rows lack is left alone on updates and NULL (Iceberg's default) on inserts
+    assert sql.endswith(
+        "when not matched then insert (`id`, `select`)"
+        " values (DBT_INTERNAL_SOURCE.`id`, DBT_INTERNAL_SOURCE.`select`)"
+    )
+    assert_parses(sql.removeprefix("set x = 1; "))
+
+
+@pytest.mark.parametrize("unique_key", [None, "", []])
+def test_merge_without_a_unique_key_inserts_every_row(render, unique_key):
+    sql = incremental_sql(render, "merge", unique_key)
+    assert " on false when matched then update set" in sql
+
+
+def test_merge_update_columns_narrow_the_update(render):
+    sql = incremental_sql(render, "merge", "id", merge_exclude_columns=["ID"])
+    assert "update set DBT_INTERNAL_DEST.`select` = DBT_INTERNAL_SOURCE.`select` when" in sql
+    render.configure(merge_exclude_columns=None, merge_update_columns=["select"])
+    assert "update set DBT_INTERNAL_DEST.`select` =" in incremental_sql(render, "merge", "id")
+    render.configure(merge_exclude_columns=["id"])
+    with pytest.raises(CompilerError, match="merge_update_columns or merge_exclude_columns"):
+        incremental_sql(render, "merge", "id")

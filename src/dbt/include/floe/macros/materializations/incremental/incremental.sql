@@ -71,8 +71,13 @@
             {%- endcall -%}
         {%- else -%}
             {%- do floe_schema_evolve(on_schema_change, tmp_relation, existing_relation) -%}
+            {%- if strategy == 'insert_overwrite' -%}
+                {%- call statement('dynamic_overwrite') -%}
+                    set spark.sql.sources.partitionOverwriteMode = DYNAMIC
+                {%- endcall -%}
+            {%- endif -%}
             {%- call statement('main') -%}
-                {{ dbt_spark_get_incremental_sql(
+                {{ floe_get_incremental_sql(
                     strategy, tmp_relation, target_relation, existing_relation,
                     unique_key, incremental_predicates) }}
             {%- endcall -%}
