@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import pytest
 from dbt.tests.adapter.incremental import fixtures
+from dbt.tests.adapter.incremental.test_incremental_merge_exclude_columns import (
+    BaseMergeExcludeColumns,
+)
 from dbt.tests.adapter.incremental.test_incremental_on_schema_change import (
     BaseIncrementalOnSchemaChange,
     BaseIncrementalOnSchemaChangeSetup,
 )
+from dbt.tests.adapter.incremental.test_incremental_predicates import BaseIncrementalPredicates
 from dbt.tests.adapter.incremental.test_incremental_unique_id import (
     BaseIncrementalUniqueKey,
     seeds__seed_csv,
@@ -116,3 +120,43 @@ class TestIncrementalOnSchemaChangeSpecialCharsFloe(BaseIncrementalOnSchemaChang
         run_dbt(["run", "--select", select, "--full-refresh"])
         run_dbt(["run", "--select", select])
         check_relations_equal(project.adapter, [model, f"{model}_target"])
+
+
+# dbt-spark's merge variant of the predicates suite (delete+insert is not a Spark strategy).
+PREDICATES_MODEL = """
+{{ config(materialized='incremental', unique_key='id') }}
+{% if not is_incremental() %}
+select cast(1 as bigint) as id, 'hello' as msg, 'blue' as color
+union all
+select cast(2 as bigint) as id, 'goodbye' as msg, 'red' as color
+{% else %}
+-- the predicate keeps id 2 from matching: its new row is inserted
+select cast(1 as bigint) as id, 'hey' as msg, 'blue' as color
+union all
+select cast(2 as bigint) as id, 'yo' as msg, 'green' as color
+union all
+select cast(3 as bigint) as id, 'anyway' as msg, 'purple' as color
+{% endif %}
+"""
+
+
+class TestIncrementalPredicatesMergeFloe(BaseIncrementalPredicates):
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {
+            "models": {
+                "+incremental_predicates": ["dbt_internal_dest.id != 2"],
+                "+incremental_strategy": "merge",
+                "+file_format": "iceberg",
+            }
+        }
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"delete_insert_incremental_predicates.sql": PREDICATES_MODEL}
+
+
+class TestMergeExcludeColumnsFloe(BaseMergeExcludeColumns):
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {"models": {"+file_format": "iceberg"}}
