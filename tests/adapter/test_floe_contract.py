@@ -222,6 +222,12 @@ def test_public_macros_are_documented_with_their_signatures(tmp_path):
         assert macro["description"].strip(), f"{name} has no description"
         assert [a["name"] for a in macro["arguments"]] == arguments, name
         assert all(a["type"] and a["description"] for a in macro["arguments"]), name
+    # Internal macros too (hidden from the docs site): every macro but dispatch
+    # implementations, materializations and generic tests, whose entry points are documented.
+    dispatched = ("floe__", "spark__", "default__", "materialization_", "test_")
+    for macro in manifest["macros"].values():
+        if macro["package_name"] == "dbt_floe" and not macro["name"].startswith(dispatched):
+            assert macro["description"].strip(), f"{macro['name']} has no description"
     # Materializations take model config, not arguments: their options are typed tables.
     for kind in ("table", "incremental", "scd2"):
         macro = manifest["macros"][f"macro.dbt_floe.materialization_{kind}_floe"]
