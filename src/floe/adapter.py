@@ -143,24 +143,6 @@ class FloeAdapter(SparkAdapter):
 
         return run_checks_for(relation, checks, model_name, run_id)
 
-    @available
-    def floe_relations_in_schema(self, schema_relation: Any) -> list[Any]:
-        """The tables and views of a schema, from the catalog; none if it does not exist."""
-        return self.list_relations_without_caching(schema_relation)
-
-    def parse_describe_extended(self, relation: Any, raw_rows: Any) -> list[Any]:
-        """dbt-spark's, with no owner (not the string 'None') where DESCRIBE shows none.
-
-        Iceberg views record no owner; dbt-spark writes str(None) into the catalog.
-        """
-        columns = super().parse_describe_extended(relation, raw_rows)
-        rows = [dict(zip(row._keys, row._values, strict=False)) for row in raw_rows]
-        metadata = rows[self.find_table_information_separator(rows) + 1 :]
-        owner = next((row["data_type"] for row in metadata if row["col_name"] == "Owner"), None)
-        for column in columns:
-            column.table_owner = owner
-        return columns
-
     def list_relations_without_caching(self, schema_relation: Any) -> list[Any]:
         schema = schema_relation.schema
         try:
@@ -190,6 +172,24 @@ class FloeAdapter(SparkAdapter):
             self.Relation.create(schema=schema, identifier=name, type="view") for name in view_names
         )
         return relations
+
+    @available
+    def floe_relations_in_schema(self, schema_relation: Any) -> list[Any]:
+        """The tables and views of a schema, from the catalog; none if it does not exist."""
+        return self.list_relations_without_caching(schema_relation)
+
+    def parse_describe_extended(self, relation: Any, raw_rows: Any) -> list[Any]:
+        """dbt-spark's, with no owner (not the string 'None') where DESCRIBE shows none.
+
+        Iceberg views record no owner; dbt-spark writes str(None) into the catalog.
+        """
+        columns = super().parse_describe_extended(relation, raw_rows)
+        rows = [dict(zip(row._keys, row._values, strict=False)) for row in raw_rows]
+        metadata = rows[self.find_table_information_separator(rows) + 1 :]
+        owner = next((row["data_type"] for row in metadata if row["col_name"] == "Owner"), None)
+        for column in columns:
+            column.table_owner = owner
+        return columns
 
 
 def _truthy(value: Any) -> bool:
