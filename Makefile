@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.floe-installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JDBC_JARS := /usr/share/java/sqlite-jdbc.jar /usr/share/java/postgresql.jar
-SQL_DIRS = $(wildcard models macros snapshots tests/data)
+SQL_DIRS = $(wildcard models macros snapshots tests/data src/dbt/include/floe/macros)
 
 export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export DBT_PROJECT_DIR := $(CURDIR)

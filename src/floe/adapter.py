@@ -6,14 +6,25 @@ inherits everything from dbt-spark (`dependencies=["spark"]`) and adds:
 - a `session` Python submission method that executes the compiled model in the
   dbt process's own SparkSession (the one floe's runtime configured);
 - connection opening that creates that SparkSession from `floe.runtime`, so the
-  profile holds no Spark configuration of its own;
+  profile holds no Spark configuration of its own, and binds query parameters
+  (seed rows) as SQL literals: NULL for a missing value, quotes and backslashes
+  escaped (dbt-spark's session method writes 'None' and pastes strings as is);
 - relation listing with two cheap queries per schema (`show tables`, `show
   views`) instead of dbt-spark's fallback of one DESCRIBE per relation, which
-  Iceberg v2 tables force (SHOW TABLE EXTENDED is unsupported there).
+  Iceberg v2 tables force (SHOW TABLE EXTENDED is unsupported there); a schema
+  that does not exist lists nothing, as in dbt-spark, although Iceberg's
+  catalogs raise their own NoSuchNamespaceException for it;
+- `floe_relations_in_schema` for macros (drop schema drops the relations
+  first: Iceberg's catalogs refuse to drop a non-empty namespace even with
+  CASCADE).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
+import functools
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +32,13 @@ from dbt.adapters.base import PythonJobHelper, available
 from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.spark import SparkAdapter, SparkCredentials
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod
+from dbt.adapters.spark.impl import SCHEMA_NOT_FOUND_MESSAGES
 from dbt_common.exceptions import DbtRuntimeError
 
 ADAPTER_TYPE = "floe"
+# Spark's own messages for a missing schema, and Iceberg's (its catalogs raise
+# org.apache.iceberg.exceptions.NoSuchNamespaceException through SHOW TABLES).
+MISSING_SCHEMA_MESSAGES = (*SCHEMA_NOT_FOUND_MESSAGES, "NAMESPACE_NOT_FOUND")
 
 
 @dataclass
@@ -33,16 +48,54 @@ class FloeCredentials(SparkCredentials):
         return ADAPTER_TYPE
 
 
+def sql_literal(value: Any) -> str:
+    """A Python value (a seed cell, a query parameter) as a Spark SQL literal."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) or (isinstance(value, decimal.Decimal) and value.is_finite()):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dt.datetime):
+        text = value.isoformat(sep=" ", timespec="microseconds")
+    elif isinstance(value, dt.date):
+        text = value.isoformat()
+    else:
+        text = str(value)
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 class FloeConnectionManager(SparkConnectionManager):
     TYPE = ADAPTER_TYPE
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:
-        if connection.credentials.method == SparkConnectionMethod.SESSION:
-            from floe.runtime import get_spark
+        if connection.credentials.method != SparkConnectionMethod.SESSION:
+            return super().open(connection)
+        from dbt.adapters.spark.session import SessionConnectionWrapper
 
-            get_spark()
-        return super().open(connection)
+        from floe.runtime import get_spark
+
+        get_spark()
+        connection = super().open(connection)
+        if isinstance(connection.handle, SessionConnectionWrapper):
+            connection.handle = _literal_binding_wrapper()(connection.handle.handle)
+        return connection
+
+
+@functools.cache
+def _literal_binding_wrapper() -> type:
+    """dbt-spark's session wrapper, binding parameters with sql_literal (imports pyspark)."""
+    from dbt.adapters.spark.session import SessionConnectionWrapper
+
+    class LiteralBindingSessionWrapper(SessionConnectionWrapper):
+        @classmethod
+        def _fix_binding(cls, value: Any) -> str:  # type: ignore[override]
+            return sql_literal(value)
+
+    return LiteralBindingSessionWrapper
 
 
 class SessionPythonJobHelper(PythonJobHelper):
@@ -110,7 +163,7 @@ class FloeAdapter(SparkAdapter):
             views = self.execute_macro("floe__show_views", kwargs={"schema": schema})
         except DbtRuntimeError as exc:
             message = getattr(exc, "msg", str(exc))
-            if "NAMESPACE_NOT_FOUND" in message or "SCHEMA_NOT_FOUND" in message:
+            if any(marker in message for marker in MISSING_SCHEMA_MESSAGES):
                 return []
             raise
         relations = []
@@ -132,6 +185,24 @@ class FloeAdapter(SparkAdapter):
             self.Relation.create(schema=schema, identifier=name, type="view") for name in view_names
         )
         return relations
+
+    @available
+    def floe_relations_in_schema(self, schema_relation: Any) -> list[Any]:
+        """The tables and views of a schema, from the catalog; none if it does not exist."""
+        return self.list_relations_without_caching(schema_relation)
+
+    def parse_describe_extended(self, relation: Any, raw_rows: Any) -> list[Any]:
+        """dbt-spark's, with no owner (not the string 'None') where DESCRIBE shows none.
+
+        Iceberg views record no owner; dbt-spark writes str(None) into the catalog.
+        """
+        columns = super().parse_describe_extended(relation, raw_rows)
+        rows = [dict(zip(row._keys, row._values, strict=False)) for row in raw_rows]
+        metadata = rows[self.find_table_information_separator(rows) + 1 :]
+        owner = next((row["data_type"] for row in metadata if row["col_name"] == "Owner"), None)
+        for column in columns:
+            column.table_owner = owner
+        return columns
 
 
 def _truthy(value: Any) -> bool:

@@ -1,0 +1,119 @@
+{#
+    The `cdc` incremental strategy (docs/decisions/0004-cdc-merge.md): apply a
+    batch of change records to an Iceberg table with ONE `MERGE INTO` per build.
+
+    Per key, the latest change wins (order: `order_by`, descending). The order must
+    be total within a key: two rows of one key equal on every order column fail
+    the build instead of letting Spark pick one (the seeds' dedup kept both, and
+    the MERGE then failed or went either way). Then:
+        delete op, matched          -> DELETE
+        delete op, not matched      -> nothing
+        upsert op, matched          -> UPDATE every target column
+        upsert op, not matched      -> INSERT (an update of a key never inserted
+                                       is an upsert, not a silent drop)
+    The op column, `_`-prefixed provenance columns and `exclude_columns` never
+    reach the target. Target columns the batch lacks (a dropped or renamed
+    source column) are set to NULL; new batch columns are added to the table;
+    types widen only where Iceberg can (floe_schema_evolve).
+
+    Options, in the model's `meta.cdc` (or a `cdc` config dict), over a preset:
+        preset            dms | debezium | flag                  (default dms)
+        op_column         column holding the op flag
+        delete_ops        op values that delete
+        upsert_ops        op values that insert-or-update
+        null_op           upsert | fail: rows without an op (full loads)
+        delete_condition  SQL that also marks a delete (Debezium `__deleted`)
+        order_by          columns ordering changes of one key, oldest first
+        exclude_columns   further columns kept out of the target
+        watermark_column  batch column whose max is recorded after each merge
+                          (see cdc_unapplied; default `_ingested_at`)
+#}
+
+
+{#
+    The whole cdc build: first build (or full refresh) creates the table from
+    the batch's upserts; later builds evolve the schema and MERGE. An empty
+    batch writes nothing (no snapshot, no property change).
+#}
+{% macro floe_cdc_build(target_relation, existing_relation, tmp_relation, compiled_code, on_schema_change) %}
+    {%- set cfg = floe_cdc_config() -%}
+    {%- set full_build = existing_relation is none or existing_relation.is_view
+        or should_full_refresh() -%}
+
+    {%- call statement('create_tmp_relation') -%}
+        {{ create_table_as(True, tmp_relation, compiled_code, 'sql') }}
+    {%- endcall -%}
+    {%- set source_columns = adapter.get_columns_in_relation(tmp_relation) -%}
+    {%- set source_names = source_columns | map(attribute='name') | map('lower') | list -%}
+    {%- for required in [cfg.op_column] + cfg.unique_key + cfg.order_by -%}
+        {%- if required | lower not in source_names -%}
+            {{ exceptions.raise_compiler_error(
+                "Model " ~ this ~ " (cdc): column '" ~ required ~ "' is not in the model's "
+                ~ "rows (" ~ source_names | join(', ') ~ "); check unique_key and the cdc "
+                ~ "op_column/order_by options (preset " ~ cfg.preset ~ ")") }}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set payload = floe_cdc_payload_columns(source_columns, cfg) -%}
+    {%- set watermark = cfg.watermark_column if cfg.watermark_column | lower in source_names else none -%}
+
+    {%- if floe_relation_is_empty(tmp_relation) -%}
+        {{ log(this ~ ': no new changes, nothing committed', info=False) }}
+        {%- call statement('main') -%}
+            select 'no new rows' as floe_skipped
+        {%- endcall -%}
+    {%- else -%}
+        {%- if watermark -%}
+            {%- set mark = run_query('select cast(max(' ~ watermark ~ ') as string) from '
+                ~ tmp_relation).rows[0][0] -%}
+        {%- endif -%}
+        {%- if full_build -%}
+            {%- if existing_relation is not none -%}
+                {% do adapter.drop_relation(existing_relation) %}
+            {%- endif -%}
+            {%- set initial -%}
+                select
+                {%- for col in payload %}
+                    {{ adapter.quote(col.name) }}{{ ',' if not loop.last }}
+                {%- endfor %}
+                from ({{ floe_cdc_latest_changes(tmp_relation, payload, cfg) }}) as floe_changes
+                where floe_cdc_action = 'upsert'
+                {%- set sort_by = floe_option('sort_by') %}
+                {%- if sort_by %}
+                order by {{ (sort_by if sort_by is not string else [sort_by]) | join(', ') }}
+                {%- endif %}
+            {%- endset -%}
+            {%- call statement('main') -%}
+                {{ create_table_as(False, target_relation, initial, 'sql') }}
+            {%- endcall -%}
+            {%- do floe_apply_sort_order(target_relation) -%}
+        {%- else -%}
+            {%- set payload_view = make_temp_relation(this, '__cdc_payload').include(database=false, schema=false) -%}
+            {%- call statement('create_payload_view') -%}
+                create or replace temporary view {{ payload_view }} as
+                select
+                {%- for col in payload %}
+                    {{ adapter.quote(col.name) }}{{ ',' if not loop.last }}
+                {%- endfor %}
+                from {{ tmp_relation }}
+            {%- endcall -%}
+            {%- do floe_schema_evolve(on_schema_change, payload_view, existing_relation) -%}
+            {%- do floe_sync_table_properties(target_relation) -%}
+            {%- set target_columns = adapter.get_columns_in_relation(target_relation) -%}
+            {%- call statement('main') -%}
+                {{ floe_cdc_merge_sql(tmp_relation, target_relation, target_columns, payload, cfg) }}
+            {%- endcall -%}
+            {%- call statement('drop_payload_view') -%}
+                drop view if exists {{ payload_view }}
+            {%- endcall -%}
+        {%- endif -%}
+        {%- if watermark and mark -%}
+            {%- call statement('record_watermark') -%}
+                alter table {{ target_relation }}
+                set tblproperties ('floe.cdc.watermark' = '{{ mark }}')
+            {%- endcall -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- call statement('drop_tmp_relation') -%}
+        drop view if exists {{ tmp_relation }}
+    {%- endcall -%}
+{% endmacro %}

@@ -1,0 +1,48 @@
+{% macro floe_cdc_presets() %}
+    {{ return({
+        'dms': {
+            'op_column': 'Op', 'delete_ops': ['D'], 'upsert_ops': ['I', 'U'],
+            'null_op': 'upsert', 'delete_condition': none,
+            'order_by': ['last_update_time', '_source_file', '_row_in_file'],
+        },
+        'debezium': {
+            'op_column': '__op', 'delete_ops': ['d'], 'upsert_ops': ['c', 'u', 'r'],
+            'null_op': 'fail',
+            'delete_condition': "lower(cast(__deleted as string)) = 'true'",
+            'order_by': ['__source_ts_ms', '_source_file', '_row_in_file'],
+        },
+        'flag': {
+            'op_column': 'op', 'delete_ops': ['D'], 'upsert_ops': ['I', 'U'],
+            'null_op': 'upsert', 'delete_condition': none,
+            'order_by': ['_load_date', '_source_file', '_row_in_file'],
+        },
+    }) }}
+{% endmacro %}
+
+
+{% macro floe_cdc_config() %}
+    {%- set options = floe_option('cdc', {}) -%}
+    {%- set preset_name = options.get('preset', 'dms') -%}
+    {%- set presets = floe_cdc_presets() -%}
+    {%- if preset_name not in presets -%}
+        {{ exceptions.raise_compiler_error(
+            "Model " ~ this ~ ": cdc preset '" ~ preset_name ~ "' is not one of "
+            ~ presets.keys() | list | join(', ')) }}
+    {%- endif -%}
+    {%- set cfg = {} -%}
+    {%- do cfg.update(presets[preset_name]) -%}
+    {%- do cfg.update({'exclude_columns': [], 'watermark_column': '_ingested_at'}) -%}
+    {%- for key, value in options.items() if key != 'preset' -%}
+        {%- if key not in cfg -%}
+            {{ exceptions.raise_compiler_error(
+                "Model " ~ this ~ ": unknown cdc option '" ~ key ~ "'; known: "
+                ~ cfg.keys() | list | join(', ')) }}
+        {%- endif -%}
+        {%- do cfg.update({key: value}) -%}
+    {%- endfor -%}
+    {%- set unique_key = config.get('unique_key') -%}
+    {%- do cfg.update({
+        'unique_key': [unique_key] if unique_key is string else unique_key,
+        'preset': preset_name}) -%}
+    {{ return(cfg) }}
+{% endmacro %}

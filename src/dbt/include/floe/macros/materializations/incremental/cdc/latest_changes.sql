@@ -1,0 +1,69 @@
+{# Columns of the batch that belong in the target table. #}
+{% macro floe_cdc_payload_columns(source_columns, cfg) %}
+    {%- set excluded = [cfg.op_column | lower] -%}
+    {%- for c in cfg.exclude_columns -%}{%- do excluded.append(c | lower) -%}{%- endfor -%}
+    {%- set payload = [] -%}
+    {%- for col in source_columns -%}
+        {%- if not col.name.startswith('_') and col.name | lower not in excluded -%}
+            {%- do payload.append(col) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(payload) }}
+{% endmacro %}
+
+
+{#
+    The batch reduced to one row per key (its latest change) with the action it
+    asks for, `floe_cdc_action` = 'delete' | 'upsert'. Rows with a NULL key, an
+    unknown op, or a tie on every order column fail the statement.
+#}
+{% macro floe_cdc_latest_changes(source, payload, cfg) %}
+    {%- set keys = cfg.unique_key -%}
+    {%- set deletes = '(' ~ cfg.op_column ~ ' in (' ~ floe_quote_list(cfg.delete_ops) ~ ')' -%}
+    {%- if cfg.delete_condition -%}
+        {%- set deletes = deletes ~ ' or coalesce(' ~ cfg.delete_condition ~ ', false)' -%}
+    {%- endif -%}
+    {%- set deletes = deletes ~ ')' -%}
+    {#- Messages are escaped literals: they quote config values (op values, columns). -#}
+    {%- set where = this ~ ' (cdc): ' -%}
+    {%- set no_key = where ~ 'a change without its key (' ~ keys | join(', ') ~ ')' -%}
+    {%- set tie = ' changes of one key tie on every order column ('
+        ~ cfg.order_by | join(', ') ~ '); add a tie-breaker to cdc.order_by' -%}
+    {%- set known_ops = ' (delete: ' ~ cfg.delete_ops | join('/')
+        ~ ', upsert: ' ~ cfg.upsert_ops | join('/') ~ ')' -%}
+    select
+        {%- for col in payload %}
+        {{ adapter.quote(col.name) }},
+        {%- endfor %}
+        case
+            when {{ keys | join(' is null or ') }} is null
+                then raise_error({{ floe_string_literal(no_key) }})
+            when floe_cdc_ties > 1
+                then raise_error(concat({{ floe_string_literal(where) }}, floe_cdc_ties,
+                    {{ floe_string_literal(tie) }}))
+            when {{ deletes }} then 'delete'
+            when {{ cfg.op_column }} in ({{ floe_quote_list(cfg.upsert_ops) }}) then 'upsert'
+            {%- if cfg.null_op == 'upsert' %}
+            when {{ cfg.op_column }} is null then 'upsert'
+            {%- endif %}
+            else raise_error(concat({{ floe_string_literal(where ~ 'unknown op ') }},
+                coalesce(cast({{ cfg.op_column }} as string), 'NULL'),
+                {{ floe_string_literal(known_ops) }}))
+        end as floe_cdc_action
+    from (
+        select
+            *,
+            row_number() over (
+                partition by {{ keys | join(', ') }}
+                order by
+                {%- for c in cfg.order_by %}
+                    {{ c }} desc nulls last{{ ',' if not loop.last }}
+                {%- endfor %}
+            ) as floe_cdc_rank,
+            count(*) over (
+                partition by {{ keys | join(', ') }}, {{ cfg.order_by | join(', ') }}
+            ) as floe_cdc_ties
+        from {{ source }}
+    ) as floe_cdc_ranked
+    where floe_cdc_rank = 1
+{% endmacro %}

@@ -1,0 +1,34 @@
+{% macro floe_table_property(relation, key) %}
+    {%- set rows = run_query("show tblproperties " ~ relation ~ " ('" ~ key ~ "')") -%}
+    {{ return(rows[0][1] if rows and rows | length > 0 and rows[0] | length > 1 else none) }}
+{% endmacro %}
+
+
+{% macro floe_upstream_tables(node_ids, seen) %}
+    {#- The tables (schema.identifier) under node_ids, through views and ephemerals. -#}
+    {%- set tables = [] -%}
+    {%- for uid in node_ids if uid not in seen -%}
+        {%- do seen.append(uid) -%}
+        {%- set node = graph.nodes.get(uid) or graph.sources.get(uid) -%}
+        {%- if node is none -%}
+        {%- elif node.resource_type == 'source' -%}
+            {%- do tables.append(node.schema ~ '.' ~ node.identifier) -%}
+        {%- elif node.config.materialized in ['view', 'ephemeral'] -%}
+            {%- do tables.extend(floe_upstream_tables(node.depends_on.nodes, seen)) -%}
+        {%- else -%}
+            {%- do tables.append(node.schema ~ '.' ~ (node.alias or node.name)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(tables) }}
+{% endmacro %}
+
+
+{% macro floe_input_fingerprint() %}
+    {%- set parts = [compiled_code, config.get('partition_by') | string,
+                     floe_table_properties() | string] -%}
+    {%- for table in floe_upstream_tables(model.depends_on.nodes, []) | unique | sort -%}
+        {%- set snap = run_query("select snapshot_id from " ~ table ~ ".refs where name = 'main'") -%}
+        {%- do parts.append(table ~ '@' ~ (snap[0][0] if snap and snap | length > 0 else 'empty')) -%}
+    {%- endfor -%}
+    {{ return(local_md5(parts | join('\n'))) }}
+{% endmacro %}

@@ -1,0 +1,29 @@
+{#
+    Iceberg tables are dropped with PURGE so a full refresh leaves no data files
+    behind (a plain DROP only forgets the table in the catalog).
+#}
+{% macro floe__drop_relation(relation) -%}
+    {% call statement('drop_relation', auto_begin=False) -%}
+        {%- if relation.type == 'view' -%}
+            drop view if exists {{ relation }}
+        {%- else -%}
+            drop table if exists {{ relation }} purge
+        {%- endif -%}
+    {%- endcall %}
+{% endmacro %}
+
+
+{#
+    `drop schema ... cascade` on an Iceberg catalog fails while the namespace
+    holds tables (Iceberg's catalogs ignore CASCADE and raise
+    NamespaceNotEmptyException): drop its relations first, then the namespace.
+    A schema that does not exist is nothing to drop.
+#}
+{% macro floe__drop_schema(relation) -%}
+    {%- for member in adapter.floe_relations_in_schema(relation) -%}
+        {%- do floe__drop_relation(member) -%}
+    {%- endfor -%}
+    {% call statement('drop_schema') -%}
+        drop schema if exists {{ relation.without_identifier() }} cascade
+    {%- endcall %}
+{% endmacro %}

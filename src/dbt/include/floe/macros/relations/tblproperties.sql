@@ -1,0 +1,101 @@
+{#
+    Iceberg table properties of a model: floe's defaults, then the model's
+    options, then its `tblproperties` config (which wins).
+
+    Defaults: format-version 2 (row-level deletes for MERGE/DELETE need it) and
+    copy-on-write for merge, update and delete (reads never merge delete files).
+    Options (model config or `meta`):
+        write_mode         copy-on-write | merge-on-read (delete-heavy tables:
+                           MERGE writes delete files instead of rewriting data
+                           files; compaction folds them back, see floe maintain)
+        target_file_size_bytes    write.target-file-size-bytes
+        maintenance        the table's maintenance policy, stored on the table
+                           so `floe maintain` needs no dbt project to find it:
+                           keep_snapshots        history.expire.min-snapshots-to-keep
+                           max_snapshot_age_days history.expire.max-snapshot-age-ms
+                           compact_min_files     floe.maintain.compact-min-files
+                           orphan_age_days       floe.maintain.orphan-age-days
+#}
+{% macro floe_table_properties() %}
+    {%- set mode = floe_option('write_mode', 'copy-on-write') -%}
+    {%- if mode not in ('copy-on-write', 'merge-on-read') -%}
+        {{ exceptions.raise_compiler_error(
+            "Model " ~ this ~ ": write_mode '" ~ mode
+            ~ "' is not copy-on-write or merge-on-read") }}
+    {%- endif -%}
+    {%- set props = {
+        'format-version': '2',
+        'write.merge.mode': mode,
+        'write.update.mode': mode,
+        'write.delete.mode': mode,
+    } -%}
+    {%- set target_size = floe_option('target_file_size_bytes') -%}
+    {%- if target_size -%}
+        {%- do props.update({'write.target-file-size-bytes': target_size | string}) -%}
+    {%- endif -%}
+    {%- set policy = floe_option('maintenance', {}) -%}
+    {%- set policy_keys = {
+        'keep_snapshots': 'history.expire.min-snapshots-to-keep',
+        'max_snapshot_age_days': 'history.expire.max-snapshot-age-ms',
+        'compact_min_files': 'floe.maintain.compact-min-files',
+        'orphan_age_days': 'floe.maintain.orphan-age-days',
+    } -%}
+    {%- for key, value in policy.items() -%}
+        {%- if key not in policy_keys -%}
+            {{ exceptions.raise_compiler_error(
+                "Model " ~ this ~ ": unknown maintenance option '" ~ key ~ "'; known: "
+                ~ policy_keys.keys() | list | join(', ')) }}
+        {%- endif -%}
+        {%- set value = (value * 86400000) | int if key == 'max_snapshot_age_days' else value -%}
+        {%- do props.update({policy_keys[key]: value | string}) -%}
+    {%- endfor -%}
+    {%- do props.update(config.get('tblproperties') or {}) -%}
+    {{ return(props) }}
+{% endmacro %}
+
+
+{#
+    SQL models' CREATE TABLE ... TBLPROPERTIES: floe's defaults for Iceberg
+    tables. A model without file_format gets them too: floe's catalog creates
+    Iceberg tables whatever the USING clause says.
+#}
+{% macro floe__tblproperties_clause() -%}
+    {%- if config.get('file_format') in (none, 'iceberg') -%}
+    tblproperties (
+        {%- for key, value in floe_table_properties().items() %}
+        {{ floe_string_literal(key) }} = {{ floe_string_literal(value) }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    )
+    {%- else -%}
+        {{ spark__tblproperties_clause() }}
+    {%- endif -%}
+{%- endmacro %}
+
+
+{#
+    An existing table follows its model's properties: changed keys are set
+    again (a metadata update, no snapshot), so switching write_mode or the
+    maintenance policy in YAML needs no full refresh. Nothing is unset.
+#}
+{% macro floe_sync_table_properties(relation) %}
+    {%- set current = {} -%}
+    {%- for row in run_query('show tblproperties ' ~ relation) -%}
+        {%- do current.update({row[0]: row[1]}) -%}
+    {%- endfor -%}
+    {%- set changed = {} -%}
+    {%- for key, value in floe_table_properties().items() -%}
+        {%- if key != 'format-version' and current.get(key) != value | string -%}
+            {%- do changed.update({key: value}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if changed -%}
+        {%- call statement('sync_table_properties') -%}
+            alter table {{ relation }} set tblproperties (
+            {%- for key, value in changed.items() %}
+                {{ floe_string_literal(key) }} = {{ floe_string_literal(value) }}{{ ',' if not loop.last }}
+            {%- endfor %}
+            )
+        {%- endcall -%}
+    {%- endif -%}
+    {%- do floe_apply_sort_order(relation, current) -%}
+{% endmacro %}

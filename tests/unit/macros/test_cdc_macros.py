@@ -1,0 +1,151 @@
+"""The cdc strategy's SQL: latest change per key, op handling, keys, dropped columns."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.macros.jinja_harness import Column, CompilerError, Relation, assert_parses
+
+TARGET = [Column("id", "int"), Column("season", "int"), Column("name"), Column("retired", "bigint")]
+BATCH = [Column("Op"), Column("id", "int"), Column("season", "int"), Column("name")]
+
+
+def merge_sql(render, unique_key=("id",), cdc=None, target=TARGET, batch=BATCH) -> str:
+    render.configure(unique_key=list(unique_key), meta={"cdc": cdc or {}})
+    cfg = render.call("floe_cdc_config")
+    payload = render.call("floe_cdc_payload_columns", batch, cfg)
+    return render.sql("floe_cdc_merge_sql", "floe_tmp", "marts.t", target, payload, cfg)
+
+
+def test_dms_ops_delete_upsert_and_null_op(render):
+    sql = merge_sql(render)
+    assert "when (Op in ('D')) then 'delete'" in sql
+    assert "when Op in ('I', 'U') then 'upsert'" in sql
+    assert "when Op is null then 'upsert'" in sql  # dms full loads carry no op
+    # an op that is neither fails the statement, naming it and the known ops
+    assert "else raise_error(concat('marts.t (cdc): unknown op '," in sql
+    assert "' (delete: D, upsert: I/U)'))" in sql
+    assert "when matched and floe_source.floe_cdc_action = 'delete' then delete" in sql
+    assert "when not matched and floe_source.floe_cdc_action = 'upsert' then insert" in sql
+    assert_parses(sql)
+
+
+def test_debezium_deletes_by_op_or_flag_and_refuses_rows_without_op(render):
+    batch = [Column("__op"), Column("id", "int"), Column("name"), Column("__deleted")]
+    sql = merge_sql(render, cdc={"preset": "debezium"}, batch=batch)
+    assert (
+        "when (__op in ('d') or coalesce(lower(cast(__deleted as string)) = 'true', false))"
+        " then 'delete'" in sql
+    )
+    assert "when __op in ('c', 'u', 'r') then 'upsert'" in sql
+    assert "is null then 'upsert'" not in sql  # null_op: fail
+    assert "`__deleted`" not in sql  # `_`-prefixed: a marker, never a target column
+
+
+def test_latest_change_per_key_and_ties_fail(render):
+    sql = merge_sql(render, unique_key=("id", "season"))
+    assert (
+        "row_number() over (partition by id, season order by last_update_time desc nulls last,"
+        " _source_file desc nulls last, _row_in_file desc nulls last) as floe_cdc_rank" in sql
+    )
+    # a tie on every order column is counted in the same pass and fails loudly
+    assert (
+        "count(*) over (partition by id, season, last_update_time, _source_file, _row_in_file)"
+        " as floe_cdc_ties" in sql
+    )
+    assert (
+        "when floe_cdc_ties > 1 then raise_error(concat('marts.t (cdc): ', floe_cdc_ties,"
+        " ' changes of one key tie on every order column (last_update_time, _source_file,"
+        " _row_in_file); add a tie-breaker to cdc.order_by'))" in sql
+    )
+    assert "where floe_cdc_rank = 1" in sql
+
+
+def test_composite_key_joins_on_every_column_and_null_keys_fail(render):
+    sql = merge_sql(render, unique_key=("id", "season"))
+    assert "on floe_target.id = floe_source.id and floe_target.season = floe_source.season" in sql
+    assert "when id is null or season is null then raise_error(" in sql
+    # keys are matched, never updated
+    assert "floe_target.`id` =" not in sql
+    assert "floe_target.`season` =" not in sql
+    assert_parses(sql)
+
+
+def test_a_column_the_batch_no_longer_has_is_written_null(render):
+    sql = merge_sql(render)
+    assert "floe_target.`retired` = cast(null as bigint)" in sql
+    assert "insert (`id`, `season`, `name`, `retired`)" in sql
+    assert (
+        "values (floe_source.`id`, floe_source.`season`, floe_source.`name`,"
+        " cast(null as bigint))" in sql
+    )
+
+
+def test_op_and_provenance_columns_never_reach_the_target(render):
+    render.configure(unique_key="id", meta={"cdc": {"exclude_columns": ["Note"]}})
+    cfg = render.call("floe_cdc_config")
+    batch = [Column("Op"), Column("id"), Column("_source_file"), Column("note"), Column("x")]
+    payload = render.call("floe_cdc_payload_columns", batch, cfg)
+    assert [c.name for c in payload] == ["id", "x"]
+
+
+def test_op_values_are_escaped_literals(render):
+    sql = merge_sql(render, cdc={"preset": "flag", "upsert_ops": ["I", "it's", "a\\"]})
+    assert r"when op in ('I', 'it\'s', 'a\\') then 'upsert'" in sql
+    assert r"' (delete: D, upsert: I/it\'s/a\\)'" in sql  # the message quotes them too
+    assert_parses(sql)
+
+
+@pytest.mark.parametrize(
+    ("cdc", "message"),
+    [
+        ({"preset": "oracle"}, "cdc preset 'oracle' is not one of dms, debezium, flag"),
+        ({"order": ["ts"]}, "unknown cdc option 'order'; known: op_column"),
+    ],
+)
+def test_bad_cdc_options_fail_naming_the_model(render, cdc, message):
+    render.configure(unique_key="id", meta={"cdc": cdc})
+    with pytest.raises(CompilerError, match="Model marts.t: " + message.split(";")[0]):
+        render.call("floe_cdc_config")
+
+
+def test_cdc_unapplied_reads_every_row_on_full_builds(render):
+    assert render.call("cdc_unapplied") == "true"
+    assert render.queries == []
+
+
+def test_cdc_unapplied_filters_on_the_recorded_watermark(render):
+    render.context_set(is_incremental=lambda: True)
+    render.answer(
+        "show tblproperties marts.t",
+        [("format-version", "2"), ("floe.cdc.watermark", "2022-07-02 01:00:00")],
+    )
+    assert render.call("cdc_unapplied") == "_ingested_at > timestamp '2022-07-02 01:00:00'"
+    assert render.call("cdc_unapplied", "_loaded_at").startswith("_loaded_at > timestamp")
+
+
+def test_cdc_unapplied_without_a_watermark_reads_everything(render):
+    render.context_set(is_incremental=lambda: True)
+    render.answer("show tblproperties marts.t", [("format-version", "2")])
+    assert render.call("cdc_unapplied") == "true"
+
+
+def test_cdc_unapplied_at_parse_time_queries_nothing(render):
+    render.context_set(is_incremental=lambda: True, execute=False)
+    assert render.call("cdc_unapplied") == "true"
+    assert render.queries == []
+
+
+def test_cdc_build_refuses_a_batch_without_its_key_even_when_empty(render):
+    render.configure(unique_key="customer_id", meta={"cdc": {}})
+    tmp = Relation(None, "t__dbt_tmp", "view")
+    render.adapter.columns[str(tmp)] = [Column("Op"), Column("id"), Column("last_update_time")]
+    with pytest.raises(CompilerError, match="column 'customer_id' is not in the model's rows"):
+        render.call(
+            "floe_cdc_build",
+            Relation("marts", "t"),
+            Relation("marts", "t"),
+            tmp,
+            "select 1",
+            "ignore",
+        )
