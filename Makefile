@@ -56,6 +56,7 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/sqlfluff lint $(SQL_DIRS)
 	$(BIN)/floe registry check
+	$(BIN)/floe docs-coverage
 
 fmt: setup
 	$(BIN)/ruff check --fix .

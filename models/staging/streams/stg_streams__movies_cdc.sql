@@ -12,7 +12,7 @@ renamed as (
         movie_id,
         title,
         release_year,
-        `COUNTRY` as country,
+        country,
         __op,
         __source_ts_ms,
         __deleted,

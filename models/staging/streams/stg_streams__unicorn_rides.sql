@@ -8,12 +8,12 @@ source as (
 
 flattened as (
     select
-        request_id,
-        pickup_address,
-        destination_address,
-        ride_fare,
-        ride_duration,
-        preferred_unicorn_color,
+        source.request_id,
+        source.pickup_address,
+        source.destination_address,
+        source.ride_fare,
+        source.ride_duration,
+        source.preferred_unicorn_color,
         recommended_unicorn.unicorn_id as recommended_unicorn_id,
         recommended_unicorn.color as recommended_unicorn_color,
         recommended_unicorn.stars_rating as recommended_unicorn_stars,
@@ -25,7 +25,7 @@ flattened as (
         customer.customer_address,
         customer.mode_of_payment as customer_mode_of_payment,
         customer.customer_rating,
-        _arrival_ts as arrival_ts
+        source._arrival_ts as arrival_ts
     from source
 )
 

@@ -11,10 +11,10 @@ flattened as (
         location.city,
         location.state,
         location.country,
-        temperature,
-        timestamp_seconds(`timestamp`) as observed_at,
-        _schema_version as schema_version,
-        _arrival_ts as arrival_ts
+        source.temperature,
+        timestamp_seconds(source.timestamp) as observed_at,
+        source._schema_version as schema_version,
+        source._arrival_ts as arrival_ts
     from source
 )
 
