@@ -109,6 +109,73 @@ def test_bad_cdc_options_fail_naming_the_model(render, cdc, message):
         render.call("floe_cdc_config")
 
 
+def _graph(source_meta, table_meta, materialized="view"):
+    """A mart -> staging view -> raw feed model -> feed source chain, as dbt's graph."""
+    source = {
+        "source_name": "dms",
+        "name": "mlb_data",
+        "source_meta": {"floe": source_meta},
+        "meta": {},
+        "config": {"meta": {"floe": table_meta}},
+    }
+    nodes = {
+        "model.floe.stg": {
+            "resource_type": "model",
+            "config": {"materialized": materialized, "schema": "staging"},
+            "depends_on": {"nodes": ["model.floe.raw"]},
+        },
+        "model.floe.raw": {
+            "resource_type": "model",
+            "config": {"materialized": "incremental", "schema": "raw"},
+            "depends_on": {"nodes": ["source.floe.dms.mlb_data"]},
+        },
+    }
+    return {"sources": {"source.floe.dms.mlb_data": source}, "nodes": nodes}
+
+
+MART = {"name": "t", "unrendered_config": {}, "language": "sql"}
+
+
+def test_cdc_key_partitioning_and_preset_default_to_the_feed_declaration():
+    from tests.unit.macros.jinja_harness import Renderer
+
+    graph = _graph(
+        {"kind": "dms", "op_column": "Op"},
+        {"key": ["mlb_id", "season"], "partition_by": ["season"]},
+    )
+    render = Renderer(graph=graph, model={**MART, "depends_on": {"nodes": ["model.floe.stg"]}})
+    cfg = render.call("floe_cdc_config")
+    assert cfg["unique_key"] == ["mlb_id", "season"]
+    assert cfg["partition_by"] == ["season"]
+    assert cfg["preset"] == "dms" and cfg["feed"] == "dms.mlb_data"
+    sql = render.sql("floe_cdc_create_sql", "marts.t", "select 1", cfg["partition_by"])
+    assert "partitioned by (season)" in sql
+
+
+def test_the_model_config_wins_over_the_feed_and_flag_feeds_use_the_flag_preset():
+    from tests.unit.macros.jinja_harness import Renderer
+
+    graph = _graph({"kind": "flagged_csv"}, {"key": ["policy_id"]})
+    render = Renderer(graph=graph, model={**MART, "depends_on": {"nodes": ["model.floe.stg"]}})
+    render.configure(unique_key="other_id", partition_by="state_code")
+    cfg = render.call("floe_cdc_config")
+    assert (cfg["unique_key"], cfg["partition_by"], cfg["preset"]) == (
+        ["other_id"],
+        ["state_code"],
+        "flag",
+    )
+
+
+def test_cdc_without_a_key_of_its_own_or_of_a_feed_fails_naming_the_model():
+    from tests.unit.macros.jinja_harness import Renderer
+
+    # a table (not a view) between the mart and the feed: not the feed it replicates
+    graph = _graph({"kind": "dms"}, {"key": ["id"]}, materialized="table")
+    render = Renderer(graph=graph, model={**MART, "depends_on": {"nodes": ["model.floe.stg"]}})
+    with pytest.raises(CompilerError, match="Model marts.t: incremental_strategy 'cdc' needs"):
+        render.call("floe_cdc_config")
+
+
 def test_cdc_unapplied_reads_every_row_on_full_builds(render):
     assert render.call("cdc_unapplied") == "true"
     assert render.queries == []

@@ -11,8 +11,6 @@ from tests.unit.macros.jinja_harness import Column, CompilerError, Relation, ass
     ("strategy", "unique_key", "partition_by", "message"),
     [
         ("insert_overwrite", None, None, "'insert_overwrite' without partition_by would replace"),
-        ("cdc", None, None, "'cdc' needs a unique_key"),
-        ("cdc", [], None, "'cdc' needs a unique_key"),
         ("delete+insert", "id", None, "'delete\\+insert' is not one of append, merge"),
     ],
 )

@@ -4,7 +4,8 @@
     floe_validate_incremental: the strategy is known, and `insert_overwrite`
     has a partition_by (without one it would replace the whole Iceberg table
     on every run). `merge` without a unique_key is dbt's contract for an
-    append through MERGE and is allowed; `cdc` needs a key.
+    append through MERGE and is allowed; `cdc` needs a key, its own or its
+    feed's (checked by floe_cdc_config, which knows the feed).
 #}
 {% macro floe_validate_incremental(strategy, unique_key, partition_by) %}
     {%- set allowed = ['append', 'merge', 'insert_overwrite', 'cdc'] -%}
@@ -19,11 +20,7 @@
             ~ "partition_by would replace the whole Iceberg table on every run. "
             ~ "Set partition_by, or use 'merge' with a unique_key.") }}
     {%- endif -%}
-    {%- if strategy == 'cdc' and not unique_key -%}
-        {{ exceptions.raise_compiler_error(
-            "Model " ~ this ~ ": incremental_strategy 'cdc' needs a unique_key "
-            ~ "(a column or a list of columns).") }}
-    {%- endif -%}
+    {#- cdc: the key may come from the model's feed; floe_cdc_config checks it. -#}
 {% endmacro %}
 
 

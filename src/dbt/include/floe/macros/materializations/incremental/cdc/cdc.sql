@@ -83,7 +83,7 @@
                 {%- endif %}
             {%- endset -%}
             {%- call statement('main') -%}
-                {{ create_table_as(False, target_relation, initial, 'sql') }}
+                {{ floe_cdc_create_sql(target_relation, initial, cfg.partition_by) }}
             {%- endcall -%}
             {%- do floe_apply_sort_order(target_relation) -%}
         {%- else -%}
@@ -116,4 +116,22 @@
     {%- call statement('drop_tmp_relation') -%}
         drop view if exists {{ tmp_relation }}
     {%- endcall -%}
+{% endmacro %}
+
+
+{#
+    The replica's CTAS: dbt-spark's, with the partitioning that may come from
+    the feed declaration (floe_cdc_feed_defaults) rather than the model config.
+#}
+{% macro floe_cdc_create_sql(relation, sql, partition_by) %}
+    create table {{ relation }}
+    {{ file_format_clause() }}
+    {%- if partition_by %}
+    partitioned by ({{ partition_by | join(', ') }})
+    {%- endif %}
+    {{ location_clause() }}
+    {{ comment_clause() }}
+    {{ floe__tblproperties_clause() }}
+    as
+    {{ sql }}
 {% endmacro %}

@@ -22,7 +22,8 @@
 
 {% macro floe_cdc_config() %}
     {%- set options = floe_option('cdc', {}) -%}
-    {%- set preset_name = options.get('preset', 'dms') -%}
+    {%- set defaults = floe_cdc_feed_defaults() -%}
+    {%- set preset_name = options.get('preset') or defaults.preset or 'dms' -%}
     {%- set presets = floe_cdc_presets() -%}
     {%- if preset_name not in presets -%}
         {{ exceptions.raise_compiler_error(
@@ -40,9 +41,16 @@
         {%- endif -%}
         {%- do cfg.update({key: value}) -%}
     {%- endfor -%}
-    {%- set unique_key = config.get('unique_key') -%}
+    {%- set unique_key = defaults.unique_key -%}
+    {%- if not unique_key -%}
+        {{ exceptions.raise_compiler_error(
+            "Model " ~ this ~ ": incremental_strategy 'cdc' needs a unique_key: set it on "
+            ~ "the model, or declare `key` on the feed it replicates (meta.floe, docs/feeds.md)") }}
+    {%- endif -%}
     {%- do cfg.update({
         'unique_key': [unique_key] if unique_key is string else unique_key,
+        'partition_by': defaults.partition_by,
+        'feed': defaults.feed,
         'preset': preset_name}) -%}
     {{ return(cfg) }}
 {% endmacro %}
