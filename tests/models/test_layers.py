@@ -3,33 +3,16 @@ only; raw is read only by staging; marts read staging, intermediate or a dimensi
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from tests.helpers import ROOT
 
 
 @pytest.fixture(scope="module")
-def manifest(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    from dbt.cli.main import dbtRunner
+def manifest() -> dict:
+    from floe.docsite.coverage import parse_manifest
 
-    target: Path = tmp_path_factory.mktemp("layers_target")
-    result = dbtRunner().invoke(
-        [
-            "parse",
-            "--project-dir",
-            str(ROOT),
-            "--profiles-dir",
-            str(ROOT / "profiles"),
-            "--target-path",
-            str(target),
-            "--quiet",
-        ]
-    )
-    assert result.success, result.exception
-    return json.loads((target / "manifest.json").read_text())
+    return parse_manifest(ROOT, ROOT / "profiles")
 
 
 def _models(manifest: dict) -> dict[str, dict]:
