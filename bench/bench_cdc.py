@@ -1,6 +1,6 @@
 """CDC merge vs rebuild, copy-on-write vs merge-on-read, and maintenance after many loads.
 
-Runs the real `cdc` strategy (tests/cdc/fixtures/cdc_project, model cdc_matrix)
+Runs the real `cdc` strategy (tests/materializations/fixtures/cdc_project, model cdc_matrix)
 in-process on a scratch lakehouse. Scale by environment:
     FLOE_BENCH_CDC_ROWS   target table rows        (default 200_000; issue target 10_000_000)
     FLOE_BENCH_CDC_LOADS  loads before maintenance (default 20)
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = ROOT / "tests" / "cdc" / "fixtures" / "cdc_project"
+FIXTURE = ROOT / "tests" / "materializations" / "fixtures" / "cdc_project"
 TABLE = "marts.cdc_matrix"
 
 

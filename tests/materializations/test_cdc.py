@@ -1,6 +1,6 @@
 """The `cdc` incremental strategy on real Iceberg tables, one rule at a time.
 
-Models live in tests/cdc/fixtures/cdc_project and read small source tables
+Models live in tests/materializations/fixtures/cdc_project and read small source tables
 (`raw.src_*`) the tests write batch by batch; `var('batch')` selects a batch.
 """
 

@@ -1,7 +1,7 @@
 """dim_customer through the scd2 materialization, against real Iceberg tables.
 
 One handcrafted history exercises every edge case of docs/scd2.md in a handful of
-builds; each step is compared with the plain-Python oracle (tests/scd2/oracle.py)
+builds; each step is compared with the plain-Python oracle (tests/models/scd2_oracle.py)
 and with explicit expectations. A generator-made history checks the same at
 random and full refresh against the incremental sequence.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from floe.generator import GenerateOptions, generate
-from tests.scd2.oracle import SENTINEL, expected_dim
+from tests.models.scd2_oracle import SENTINEL, expected_dim
 
 pytestmark = pytest.mark.integration
 
