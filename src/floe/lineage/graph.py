@@ -98,10 +98,10 @@ class LineageGraph:
         if not node_part:
             raise LineageError(f"{text!r}: write <model>.<column>, e.g. dim_customer.email_id")
         column = column.lower()
-        matches = [
-            n for n in self.nodes.values() if node_part in (n.id, n.name, n.id.split(".")[-1])
-        ]
-        matches = [n for n in matches if n.type != "landed"] or matches
+        nodes = [n for n in self.nodes.values() if n.type != "landed"]
+        matches = [n for n in nodes if node_part in (n.id, n.name)]
+        if not matches:
+            matches = [n for n in nodes if n.id.split(".")[-1] == node_part]
         if not matches:
             raise LineageError(f"no model, source or seed called {node_part!r} in the lineage")
         if len(matches) > 1:

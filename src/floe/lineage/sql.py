@@ -264,28 +264,35 @@ class _Walker:
                 merged.sql = merged.sql or part.sql
             return merged
         if not isinstance(expression, exp.Select):
-            return _Traced("unknown", {}, "", [f"{column} (unsupported {type(expression).__name__})"])
+            return _Traced(
+                "unknown", {}, "", [f"{column} (unsupported {type(expression).__name__})"]
+            )
         projection = _projection(expression, column)
         if projection is None:
             return _Traced("unknown", {}, "", [f"{column} (not selected)"])
         body = projection.unalias() if isinstance(projection, exp.Alias) else projection
         local = _classify(body)
         traced = _Traced(local, {}, "" if local == "identity" else _readable(body), [])
-        for col in _own_columns(body, expression):
-            self._resolve(scope, col, local, traced)
+        own = _own_columns(body, expression)
+        for col in own:
+            self._resolve(scope, col, local, traced, compose_sql=len(own) == 1)
         for sub in scope.subquery_scopes:
             if body.find(exp.Subquery, exp.Select) is not None and _contains(body, sub.expression):
                 part = self.trace(sub, 0)
                 kind = stronger(part.kind, "expression")
                 for ref, ref_kind in part.refs.items():
-                    traced.refs[ref] = stronger(traced.refs.get(ref, kind), stronger(ref_kind, kind))
+                    traced.refs[ref] = stronger(
+                        traced.refs.get(ref, kind), stronger(ref_kind, kind)
+                    )
                 traced.unknown.extend(part.unknown)
                 traced.kind = stronger(traced.kind, kind)
         if not traced.refs and not traced.unknown and local not in ("aggregate", "window"):
             traced.kind = "expression"  # a constant: no column feeds it
         return traced
 
-    def _resolve(self, scope: Scope, col: exp.Column, local: str, traced: _Traced) -> None:
+    def _resolve(
+        self, scope: Scope, col: exp.Column, local: str, traced: _Traced, compose_sql: bool = True
+    ) -> None:
         source = scope.sources.get(col.table) if col.table else None
         path = _struct_path(col)
         if source is None:
@@ -301,12 +308,9 @@ class _Walker:
             ref = Ref(str(col.table).lower(), col.name.lower(), path)
             traced.refs[ref] = stronger(traced.refs.get(ref, local), local)
             return
-        if source.is_udtf:
-            inner = self._udtf(source, col.name)
-        else:
-            inner = self.trace(source, col.name)
+        inner = self._udtf(source, col.name) if source.is_udtf else self.trace(source, col.name)
         traced.unknown.extend(inner.unknown)
-        if inner.sql and inner.sql not in traced.sql:
+        if compose_sql and inner.sql and inner.sql not in traced.sql:
             traced.sql = f"{inner.sql} -> {traced.sql}" if traced.sql else inner.sql
         for ref, kind in inner.refs.items():
             combined = stronger(kind, local)
