@@ -46,7 +46,9 @@ def test_identity_and_rename():
 
 
 def test_cast():
-    result = query_lineage("select cast(amount as decimal(10, 2)) as amount from raw.orders", SCHEMA)
+    result = query_lineage(
+        "select cast(amount as decimal(10, 2)) as amount from raw.orders", SCHEMA
+    )
     assert edges(result) == {"amount": {"raw.orders.amount": "cast"}}
 
 

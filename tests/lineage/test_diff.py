@@ -1,0 +1,73 @@
+"""Impact analysis between two manifests (parse only)."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from floe.lineage.diff import diff_manifests, render
+from tests.lineage.manifests import feed_project, model
+
+
+def project_with_mart() -> dict:
+    entries = feed_project()
+    entries["nodes"]["model.shop.mart_contacts"] = model(
+        "mart_contacts",
+        "select customer_id, email as contact, load_date from staging.stg_customers",
+        ["model.shop.stg_customers"],
+        layer="marts",
+    )
+    entries["nodes"]["model.shop.mart_other"] = model(
+        "mart_other",
+        "select customer_id from staging.stg_customers",
+        ["model.shop.stg_customers"],
+        layer="marts",
+    )
+    return entries
+
+
+def test_changed_expression_affects_only_its_downstream_columns():
+    base = project_with_mart()
+    head = copy.deepcopy(base)
+    stg = head["nodes"]["model.shop.stg_customers"]
+    stg["compiled_code"] = stg["compiled_code"].replace("lower(email)", "trim(email)")
+    result = diff_manifests(base, head)
+    assert [(c.name, c.status, c.columns) for c in result.changes] == [
+        ("stg_customers", "modified", {"email": "expression changed"})
+    ]
+    assert result.affected == {"mart_contacts": ["contact"]}
+    text = render(result, "markdown")
+    assert "`stg_customers` [modified]: email (expression changed)" in text
+    assert "`mart_contacts` (marts): `contact`" in text
+
+
+def test_a_filter_change_affects_every_column_of_the_model():
+    base = project_with_mart()
+    head = copy.deepcopy(base)
+    mart = head["nodes"]["model.shop.mart_other"]
+    mart["compiled_code"] += " where customer_id is not null"
+    result = diff_manifests(base, head)
+    assert result.changes[0].columns == {"customer_id": "rows changed (filter, join or grouping)"}
+    assert result.affected == {}
+
+
+def test_added_and_removed_columns_and_models():
+    base = project_with_mart()
+    head = copy.deepcopy(base)
+    mart = head["nodes"]["model.shop.mart_contacts"]
+    mart["compiled_code"] = "select customer_id, email as contact from staging.stg_customers"
+    del head["nodes"]["model.shop.mart_other"]
+    head["nodes"]["model.shop.mart_new"] = model(
+        "mart_new", "select email from staging.stg_customers", ["model.shop.stg_customers"]
+    )
+    result = diff_manifests(base, head)
+    by_name = {c.name: c for c in result.changes}
+    assert by_name["mart_contacts"].columns == {"load_date": "removed"}
+    assert by_name["mart_new"].status == "added"
+    assert by_name["mart_other"].status == "removed"
+    assert json.loads(render(result, "json"))["changed"][0]["model"] == "mart_contacts"
+
+
+def test_no_change_says_so():
+    base = project_with_mart()
+    assert render(diff_manifests(base, copy.deepcopy(base))) == "No model's SQL changed."
