@@ -228,5 +228,5 @@ def test_find_names_what_is_wrong():
         graph.find("stg_customers.nope")
     with pytest.raises(LineageError, match="no model"):
         graph.find("missing.email")
-    with pytest.raises(LineageError, match="<model>.<column>"):
+    with pytest.raises(LineageError, match=r"<model>\.<column>"):
         graph.find("email")
