@@ -30,8 +30,8 @@ from floe.lineage import LineageGraph, build_graph, mart_coverage
 
 LINK_MARKER = "<!-- floe:lineage-link -->"
 LINK_HTML = (
-    LINK_MARKER + '<a id="floe-lineage-link" href="lineage.html" style="position:fixed;right:18px;'
-    "bottom:18px;z-index:10000;background:#0b6bcb;color:#fff;padding:8px 14px;"
+    LINK_MARKER + '<a id="floe-lineage-link" href="lineage.html" style="position:fixed;right:96px;'
+    "bottom:26px;z-index:10000;background:#0b6bcb;color:#fff;padding:8px 14px;"
     "border-radius:18px;font:600 14px system-ui,sans-serif;text-decoration:none;"
     'box-shadow:0 2px 6px rgba(0,0,0,.25)">Column lineage</a>'
     "<script>(function(){var a=document.getElementById('floe-lineage-link');"
