@@ -166,7 +166,9 @@ def render(result: DiffResult, fmt: str = "text") -> str:
     lines.append("Changed models:" if not md else "**Changed models**")
     for change in result.changes:
         cols = ", ".join(f"{c} ({why})" for c, why in sorted(change.columns.items()))
-        lines.append(f"- {'`' if md else ''}{change.name}{'`' if md else ''} [{change.status}]: {cols}")
+        lines.append(
+            f"- {'`' if md else ''}{change.name}{'`' if md else ''} [{change.status}]: {cols}"
+        )
     lines.append("")
     if not result.affected:
         lines.append("No downstream column is affected.")
