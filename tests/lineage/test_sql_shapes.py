@@ -246,11 +246,17 @@ def test_constant_has_no_source():
 
 def test_dbt_ephemeral_cte_is_kept_as_a_relation():
     sql = """
-        with __dbt__cte__int_state as (select customer_id, email from raw.customers)
-        select * from __dbt__cte__int_state
+        with __dbt__cte__int_state as (
+            select customer_id, email from raw.customers where country = 'NL'
+        )
+        select * from __dbt__cte__int_state where customer_id > 0
     """
     result = query_lineage(sql, SCHEMA)
     assert edges(result)["email"] == {"__dbt__cte__int_state.email": "identity"}
+    # the ephemeral model's own filter is its own; this query filters on its output
+    assert {str(r): k for r, k in result.indirect.items()} == {
+        "__dbt__cte__int_state.customer_id": "filter"
+    }
 
 
 def test_three_part_names_and_backticks_name_the_same_relation():

@@ -337,8 +337,8 @@ class _Walker:
         found: dict[Ref, str] = {}
         for scope in root.traverse():
             select = scope.expression
-            if not isinstance(select, exp.Select):
-                continue
+            if not isinstance(select, exp.Select) or _in_dbt_cte(select):
+                continue  # an ephemeral model's own filters are its node's, not this one's
             clauses: list[tuple[str, exp.Expr | None]] = [
                 ("filter", select.args.get("where")),
                 ("filter", select.args.get("having")),
@@ -359,6 +359,15 @@ class _Walker:
                         plain = Ref(ref.table, ref.column)
                         found.setdefault(plain, kind)
         return found
+
+
+def _in_dbt_cte(node: exp.Expr) -> bool:
+    cte = node.find_ancestor(exp.CTE)
+    while cte is not None:
+        if str(cte.alias).lower().startswith("__dbt__cte__"):
+            return True
+        cte = cte.find_ancestor(exp.CTE)
+    return False
 
 
 def _index(scope: Scope, name: str) -> int | None:
