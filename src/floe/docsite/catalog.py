@@ -130,7 +130,7 @@ def relation_rows(
     properties = metadata.get("properties") or {}
     if kind == "view":
         version_id = metadata.get("current-version-id")
-        version = next(
+        version: Mapping[str, Any] = next(
             (v for v in metadata.get("versions") or [] if v.get("version-id") == version_id), {}
         )
         columns = _schema(metadata, version.get("schema-id")).get("fields") or []
@@ -206,7 +206,7 @@ def iceberg_rows(settings: Settings, schemas: Iterable[str]) -> list[dict[str, A
                 ),
                 {"catalog": settings.catalog_name},
             )
-            listed = [tuple(r) for r in result]
+            listed = [(str(r[0]), str(r[1]), str(r[2] or ""), str(r[3] or "")) for r in result]
     except sqlalchemy.exc.SQLAlchemyError as exc:
         raise CatalogUnavailable(f"cannot read the Iceberg catalog tables: {exc}") from exc
     finally:
@@ -268,7 +268,6 @@ def feed_rows(sources: Iterable[Mapping[str, Any]], settings: Settings) -> list[
 
 def catalog_table(rows: list[dict[str, Any]]) -> Any:
     """The agate table dbt expects from ``get_catalog``."""
-    import agate
     from dbt_common.clients.agate_helper import table_from_rows
 
     keys = list(ROW_KEYS)
@@ -281,7 +280,6 @@ def catalog_table(rows: list[dict[str, Any]]) -> Any:
             k for k in keys if k.startswith("table_") or k in ("column_name", "column_type")
         ],
     )
-    assert isinstance(table, agate.Table)
     return table
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -85,13 +86,13 @@ def stronger(a: str, b: str) -> str:
 
 def normalize_schema(
     columns_by_table: Mapping[str, Mapping[str, str] | Iterable[str]],
-) -> dict[str, dict[str, dict[str, str]]]:
+) -> dict[str, object]:
     """``{"schema.table": {col: type} | [col, ...]}`` as sqlglot's nested schema dict.
 
     Types sqlglot cannot read (engine-specific spellings) become ``string``: lineage
     needs names, not types.
     """
-    nested: dict[str, dict[str, dict[str, str]]] = {}
+    nested: dict[str, Any] = {}
     for name, cols in columns_by_table.items():
         db, _, table = name.lower().rpartition(".")
         typed = cols.items() if isinstance(cols, Mapping) else ((c, "string") for c in cols)
