@@ -39,6 +39,7 @@ def model(
         "language": language,
         "relation_name": None if materialized == "ephemeral" else f"{layer}.{name}",
         "compiled_code": sql,
+        "raw_code": sql,
         "depends_on": {"nodes": parents},
         "config": {"materialized": materialized, **(config or {})},
         "columns": columns or {},

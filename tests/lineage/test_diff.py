@@ -9,6 +9,11 @@ from floe.lineage.diff import diff_manifests, render
 from tests.lineage.manifests import feed_project, model
 
 
+def edit(node: dict, sql: str) -> None:
+    """A changed model file: new source and compiled SQL."""
+    node["raw_code"] = node["compiled_code"] = sql
+
+
 def project_with_mart() -> dict:
     entries = feed_project()
     entries["nodes"]["model.shop.mart_contacts"] = model(
@@ -30,7 +35,7 @@ def test_changed_expression_affects_only_its_downstream_columns():
     base = project_with_mart()
     head = copy.deepcopy(base)
     stg = head["nodes"]["model.shop.stg_customers"]
-    stg["compiled_code"] = stg["compiled_code"].replace("lower(email)", "trim(email)")
+    edit(stg, stg["compiled_code"].replace("lower(email)", "trim(email)"))
     result = diff_manifests(base, head)
     assert [(c.name, c.status, c.columns) for c in result.changes] == [
         ("stg_customers", "modified", {"email": "expression changed"})
@@ -45,7 +50,7 @@ def test_a_filter_change_affects_every_column_of_the_model():
     base = project_with_mart()
     head = copy.deepcopy(base)
     mart = head["nodes"]["model.shop.mart_other"]
-    mart["compiled_code"] += " where customer_id is not null"
+    edit(mart, mart["compiled_code"] + " where customer_id is not null")
     result = diff_manifests(base, head)
     assert result.changes[0].columns == {"customer_id": "rows changed (filter, join or grouping)"}
     assert result.affected == {}
@@ -55,7 +60,7 @@ def test_added_and_removed_columns_and_models():
     base = project_with_mart()
     head = copy.deepcopy(base)
     mart = head["nodes"]["model.shop.mart_contacts"]
-    mart["compiled_code"] = "select customer_id, email as contact from staging.stg_customers"
+    edit(mart, "select customer_id, email as contact from staging.stg_customers")
     del head["nodes"]["model.shop.mart_other"]
     head["nodes"]["model.shop.mart_new"] = model(
         "mart_new", "select email from staging.stg_customers", ["model.shop.stg_customers"]
@@ -66,6 +71,19 @@ def test_added_and_removed_columns_and_models():
     assert by_name["mart_new"].status == "added"
     assert by_name["mart_other"].status == "removed"
     assert json.loads(render(result, "json"))["changed"][0]["model"] == "mart_contacts"
+
+
+def test_a_node_compiled_on_one_side_only_borrows_the_other_sides_sql():
+    base = project_with_mart()
+    head = copy.deepcopy(base)
+    # a slim build compiles only what it selects: stg_customers has no SQL in the head
+    head["nodes"]["model.shop.stg_customers"]["compiled_code"] = None
+    mart = head["nodes"]["model.shop.mart_contacts"]
+    edit(mart, mart["compiled_code"].replace("email as contact", "upper(email) as contact"))
+    result = diff_manifests(base, head)
+    assert [(c.name, c.columns) for c in result.changes] == [
+        ("mart_contacts", {"contact": "expression changed"})
+    ]
 
 
 def test_no_change_says_so():

@@ -1,9 +1,10 @@
 """Impact analysis: the columns affected by the SQL changed since a git ref.
 
 Two compiled manifests — the base (a git ref compiled in a scratch worktree, or the
-last main build's ``manifest.json``) and the head (``target/``) — each give a lineage
-graph (parse only: the same inputs on both sides). A model whose compiled SQL changed
-has *changed columns*: added ones, and those whose upstream edges (source column,
+last main build's ``manifest.json``) and the head (``target/`` of ``dbt compile``, named
+like the base: no ``schema_prefix``) — each give a lineage graph (parse only: the same
+inputs on both sides). A model whose file changed (dbt's checksum, as
+``state:modified.body``) has *changed columns*: added ones, and those whose upstream edges (source column,
 transformation, expression) differ; when no column's lineage differs, the change is
 in which rows it keeps (a filter, a join), and every column of the model is changed.
 The *affected* columns are everything downstream of a changed column (head graph; base
@@ -55,8 +56,29 @@ def _normalized(sql: str | None) -> str:
     return re.sub(r"\s+", " ", sql or "").strip()
 
 
-def _code(node: Mapping[str, Any]) -> str:
-    return _normalized(node.get("compiled_code") or node.get("raw_code"))
+def _same_source(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    """Unchanged file, as dbt's state:modified.body sees it (checksum, else raw code)."""
+    a, b = before.get("checksum") or {}, after.get("checksum") or {}
+    if a.get("checksum") and b.get("checksum"):
+        return bool(a["checksum"] == b["checksum"])
+    return _normalized(before.get("raw_code")) == _normalized(after.get("raw_code"))
+
+
+def _fill_compiled(into: dict[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+    """``into`` with compiled SQL borrowed from ``other`` for unchanged nodes it lacks it for
+    (a build compiles only the nodes it selects)."""
+    nodes = {}
+    for uid, node in into.get("nodes", {}).items():
+        twin = other.get("nodes", {}).get(uid)
+        if (
+            not node.get("compiled_code")
+            and twin
+            and twin.get("compiled_code")
+            and _same_source(node, twin)
+        ):
+            node = {**node, "compiled_code": twin["compiled_code"]}
+        nodes[uid] = node
+    return {**into, "nodes": nodes}
 
 
 def _models(manifest: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -93,6 +115,7 @@ def diff_manifests(
     parse-only so a column added by the change is not mistaken for a missing one.
     """
     del catalog
+    base, head = _fill_compiled(dict(base), head), _fill_compiled(dict(head), base)
     base_graph = build_graph(base, None, project_dir)
     head_graph = build_graph(head, None, project_dir)
     base_models, head_models = _models(base), _models(head)
@@ -109,7 +132,7 @@ def diff_manifests(
             starts_head += [(uid, c) for c in head_columns]
             changes.append(change)
             continue
-        if _code(base_models[before_uid]) == _code(node):
+        if _same_source(base_models[before_uid], node):
             continue
         change = ModelChange(name, "modified")
         base_columns = base_graph.nodes[before_uid].columns
@@ -139,9 +162,9 @@ def diff_manifests(
     for graph, starts in ((head_graph, starts_head), (base_graph, starts_base)):
         for start in starts:
             for edge in graph.walk(start, downstream=True):
-                node = graph.nodes[edge.dst[0]]
-                affected.setdefault(node.name, set()).add(edge.dst[1])
-                layers[node.name] = node.layer
+                reached = graph.nodes[edge.dst[0]]
+                affected.setdefault(reached.name, set()).add(edge.dst[1])
+                layers[reached.name] = reached.layer
     for change in changes:
         layers.setdefault(change.name, "")
     return DiffResult(
@@ -174,10 +197,10 @@ def render(result: DiffResult, fmt: str = "text") -> str:
         lines.append("No downstream column is affected.")
         return "\n".join(lines)
     lines.append("Affected downstream columns:" if not md else "**Affected downstream columns**")
-    for name, cols in result.affected.items():
+    for name, affected_columns in result.affected.items():
         layer = result.layers.get(name, "")
         tag = f" ({layer})" if layer else ""
-        shown = ", ".join(f"`{c}`" if md else c for c in cols)
+        shown = ", ".join(f"`{c}`" if md else c for c in affected_columns)
         lines.append(f"- {'`' if md else ''}{name}{'`' if md else ''}{tag}: {shown}")
     return "\n".join(lines)
 
