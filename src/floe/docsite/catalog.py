@@ -22,7 +22,9 @@ import gzip
 import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from floe.runtime.settings import Settings
 
@@ -94,11 +96,24 @@ def spark_type(iceberg: Any) -> str:
 
 
 def _read_json(location: str, io: Any) -> dict[str, Any]:
-    with io.new_input(location).open() as stream:
-        data = stream.read()
+    """A metadata file; local ones read directly (pyiceberg's FileIO imports pyarrow)."""
+    local = _local_path(location)
+    if local is not None:
+        data = local.read_bytes()
+    else:
+        with io().new_input(location).open() as stream:
+            data = stream.read()
     if location.endswith(".gz.metadata.json") or data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
     return dict(json.loads(data))
+
+
+def _local_path(location: str) -> Path | None:
+    if location.startswith("file:"):
+        return Path(unquote(urlparse(location).path))
+    if "://" not in location:
+        return Path(location)
+    return None
 
 
 def _schema(metadata: Mapping[str, Any], schema_id: Any) -> Mapping[str, Any]:
@@ -211,7 +226,10 @@ def iceberg_rows(settings: Settings, schemas: Iterable[str]) -> list[dict[str, A
         raise CatalogUnavailable(f"cannot read the Iceberg catalog tables: {exc}") from exc
     finally:
         engine.dispose()
-    io = load_file_io(properties={"warehouse": settings.warehouse})
+
+    def io() -> Any:
+        return load_file_io(properties={"warehouse": settings.warehouse})
+
     rows: list[dict[str, Any]] = []
     for namespace, name, location, iceberg_type in listed:
         if str(namespace).lower() not in wanted or not location:
@@ -224,7 +242,7 @@ def iceberg_rows(settings: Settings, schemas: Iterable[str]) -> list[dict[str, A
 def feed_rows(sources: Iterable[Mapping[str, Any]], settings: Settings) -> list[dict[str, Any]]:
     """Catalog rows of feed sources: their declared (or registry) columns and landed files."""
     from floe.feeds.declarations import FeedError, feed_from_node
-    from floe.lineage.graph import feed_columns
+    from floe.lineage.feeds import feed_columns
 
     project = settings.dbt_project_dir()
     rows: list[dict[str, Any]] = []
