@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 
-from floe.lineage.diff import diff_manifests, render
+import pytest
+
+from floe.lineage.diff import DiffError, compile_ref, diff_manifests, render
 from tests.lineage.manifests import feed_project, model
 
 
@@ -89,3 +92,11 @@ def test_a_node_compiled_on_one_side_only_borrows_the_other_sides_sql():
 def test_no_change_says_so():
     base = project_with_mart()
     assert render(diff_manifests(base, copy.deepcopy(base))) == "No model's SQL changed."
+
+
+def test_an_unknown_git_ref_is_named(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    with pytest.raises(DiffError, match="no-such-branch"):
+        compile_ref(tmp_path, "no-such-branch")
+    with pytest.raises(DiffError, match="is not a git ref"):
+        compile_ref(tmp_path, "--output=/tmp/x")
