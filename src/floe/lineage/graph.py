@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from floe.lineage.feeds import feed_columns
-from floe.lineage.sql import INDIRECT_KINDS, LineageParseError, query_lineage, stronger
+from floe.lineage.sql import INDIRECT_KINDS, LineageParseError, query_lineage
 
 FORMAT_VERSION = 1
 UNKNOWN = "unknown"
@@ -84,12 +84,9 @@ class LineageGraph:
         for i, edge in enumerate(self.edges):
             self._up.setdefault(edge.dst, []).append(i)
             self._down.setdefault(edge.src, []).append(i)
-            if edge.src[1] == ANY_COLUMN:
-                continue
-        # "some column of X" reaches every column of X downstream
-        for i, edge in enumerate(self.edges):
-            if edge.src[1] == ANY_COLUMN:
-                for col in self.nodes.get(edge.src[0], Node("", "", "")).columns:
+            if edge.src[1] == ANY_COLUMN and edge.src[0] in self.nodes:
+                # "some column of X": every column of X reaches it downstream
+                for col in self.nodes[edge.src[0]].columns:
                     self._down.setdefault((edge.src[0], col), []).append(i)
 
     # ------------------------------------------------------------------ lookups
@@ -461,15 +458,15 @@ class _Builder:
         columns = self.catalog_columns(uid) or _declared(node)
         self.set_columns(uid, columns)
         undeclared = False
+        lineage_meta = {
+            str(name).lower(): {
+                **(col.get("meta") or {}),
+                **((col.get("config") or {}).get("meta") or {}),
+            }.get("lineage")
+            for name, col in declared.items()
+        }
         for name in columns:
-            spec = (declared.get(name) or {}).get("meta", {}).get("lineage") or next(
-                (
-                    (c.get("meta") or {}).get("lineage")
-                    for n, c in declared.items()
-                    if n.lower() == name
-                ),
-                None,
-            )
+            spec = lineage_meta.get(name)
             if not spec:
                 undeclared = True
                 for parent in parents:
@@ -742,5 +739,4 @@ __all__ = [
     "build_from_target",
     "build_graph",
     "mart_coverage",
-    "stronger",
 ]

@@ -203,7 +203,7 @@ def _classify(node: exp.Expr) -> str:
     """The kind of one projection expression (alias removed)."""
     if isinstance(node, exp.Column):
         return "identity"
-    if isinstance(node, exp.Dot) and all(isinstance(p, (exp.Column, exp.Dot)) for p in [node.this]):
+    if isinstance(node, exp.Dot) and isinstance(node.this, (exp.Column, exp.Dot)):
         return "field"
     if isinstance(node, _CASTS) and isinstance(node.this, (exp.Column, exp.Dot)):
         return "cast"
