@@ -8,6 +8,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.floe-installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JDBC_JARS := /usr/share/java/sqlite-jdbc.jar /usr/share/java/postgresql.jar
+# Debian's Chromium drives the docs site's browser test (browsers cannot be downloaded).
+CHROMIUM := /usr/bin/chromium
 SQL_DIRS = $(wildcard models macros snapshots tests/data src/dbt/include/floe/macros)
 
 export DBT_PROFILES_DIR := $(CURDIR)/profiles
@@ -22,7 +24,7 @@ help:
 	@echo "make test    set up, lint, unit + integration tests"
 	@echo "make lint | fmt | bench | docs | clean"
 
-setup: $(STAMP) $(JDBC_JARS)
+setup: $(STAMP) $(JDBC_JARS) $(CHROMIUM)
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,6 +39,12 @@ $(JDBC_JARS):
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
 	    libxerial-sqlite-jdbc-java libpostgresql-jdbc-java >/dev/null
 	@test -e /usr/share/java/sqlite-jdbc.jar
+
+# Headless Chromium + its driver for tests/docsite (Playwright launches this binary).
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null
+	@test -x $(CHROMIUM)
 
 build: setup
 	$(BIN)/floe build
@@ -66,11 +74,12 @@ fmt: setup
 bench: setup
 	$(BIN)/python -m bench
 
+# dbt docs + raw feed docs + column lineage in target/ (floe docs); docs-serve also serves it.
 docs: setup
-	$(BIN)/dbt docs generate
+	$(BIN)/floe docs --no-serve
 
-docs-serve: docs
-	$(BIN)/dbt docs serve --port 8080
+docs-serve: setup
+	$(BIN)/floe docs --port 8080
 
 clean:
 	rm -rf .floe target logs

@@ -12,6 +12,7 @@ from dbt.tests.adapter.basic.test_docs_generate import (
     macros__macro_md,
     macros__schema_yml,
 )
+from dbt.tests.util import AnyInteger, AnyString
 
 # The suite expects dbt's schema naming (`<target schema>_<custom>`); floe's adapter
 # fixes schema names instead (floe__generate_schema_name), which a project may override.
@@ -48,4 +49,26 @@ class TestDocsGenerateFloe(BaseDocsGenerate):
         for node in catalog["nodes"].values():
             if node["metadata"]["type"] == "view":
                 node["metadata"]["owner"] = None
+        # floe reads the catalog from Iceberg metadata (floe.docsite.catalog): tables carry
+        # their current snapshot's statistics, views their version's time.
+        for node in [*catalog["nodes"].values(), *catalog["sources"].values()]:
+            node["stats"] = floe_stats(node["metadata"]["type"])
         return catalog
+
+
+def _stat(key: str, label: str, value: object) -> dict:
+    return {"id": key, "label": label, "value": value, "include": True, "description": AnyString()}
+
+
+def floe_stats(kind: str) -> dict:
+    stats = {
+        "has_stats": {**expected_catalog.no_stats()["has_stats"], "value": True},
+        "last_modified": _stat(
+            "last_modified", "Last changed" if kind == "view" else "Last snapshot", AnyString()
+        ),
+    }
+    if kind == "table":
+        stats["row_count"] = _stat("row_count", "Row count", AnyInteger())
+        stats["num_files"] = _stat("num_files", "Data files", AnyInteger())
+        stats["bytes"] = _stat("bytes", "Bytes", AnyInteger())
+    return stats

@@ -172,7 +172,7 @@ def test_cdc_without_a_key_of_its_own_or_of_a_feed_fails_naming_the_model():
     # a table (not a view) between the mart and the feed: not the feed it replicates
     graph = _graph({"kind": "dms"}, {"key": ["id"]}, materialized="table")
     render = Renderer(graph=graph, model={**MART, "depends_on": {"nodes": ["model.floe.stg"]}})
-    with pytest.raises(CompilerError, match="Model marts.t: incremental_strategy 'cdc' needs"):
+    with pytest.raises(CompilerError, match=r"Model marts.t: incremental_strategy 'cdc' needs"):
         render.call("floe_cdc_config")
 
 

@@ -1,0 +1,88 @@
+"""`floe lineage` on a target folder holding a hand-written manifest (no dbt run)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from floe.lineage.cli import lineage
+from tests.lineage.manifests import feed_project, model
+
+
+@pytest.fixture
+def target(tmp_path: Path) -> Path:
+    manifest = feed_project()
+    manifest["nodes"]["model.shop.mart"] = model(
+        "mart",
+        "select customer_id, email as contact from staging.stg_customers",
+        ["model.shop.stg_customers"],
+        layer="marts",
+    )
+    folder = tmp_path / "target"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    return folder
+
+
+def invoke(*args: str) -> str:
+    result = CliRunner().invoke(lineage, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_column_upstream_and_downstream(target: Path):
+    out = invoke("mart.contact", "--target-path", str(target))
+    assert out.splitlines()[:3] == [
+        "mart.contact",
+        "  <- stg_customers.email [rename]",
+        "    <- raw_customers.email [expression: LOWER(email)]",
+    ]
+    assert "landed shop/customers/.email [identity: as landed]" in out
+    assert (target / "lineage.json").exists()  # built on first use
+    down = invoke("raw_customers.email", "--downstream", "--target-path", str(target))
+    assert down.splitlines()[-1] == "    -> mart.contact [rename]"
+
+
+def test_json_build_and_coverage(target: Path):
+    edges = json.loads(invoke("show", "mart.contact", "--json", "--target-path", str(target)))
+    assert edges[0] == {
+        "from": ["stg_customers", "email"],
+        "to": ["mart", "contact"],
+        "kind": "rename",
+        "sql": "",
+        "path": [],
+        "note": "",
+    }
+    assert "nodes" in invoke("build", "--target-path", str(target))
+    cover = invoke("coverage", "--target-path", str(target))
+    assert cover.strip() == "marts: 2/2 columns (100%) have a complete path to a source"
+
+
+def test_diff_against_a_base_manifest(target: Path, tmp_path: Path):
+    base = json.loads((target / "manifest.json").read_text())
+    head = copy.deepcopy(base)
+    stg = head["nodes"]["model.shop.stg_customers"]
+    stg["raw_code"] = stg["compiled_code"] = stg["compiled_code"].replace("lower(", "upper(")
+    (target / "manifest.json").write_text(json.dumps(head))
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    out = invoke(
+        "diff", "--base-manifest", str(tmp_path / "base.json"), "--target-path", str(target)
+    )
+    assert "- stg_customers [modified]: email (expression changed)" in out
+    assert "- mart (marts): contact" in out
+
+
+def test_errors_name_what_to_fix(target: Path, tmp_path: Path):
+    runner = CliRunner()
+    bad = runner.invoke(lineage, ["mart.nope", "--target-path", str(target)])
+    assert bad.exit_code == 1 and "mart has no column 'nope'" in bad.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    missing = runner.invoke(lineage, ["mart.contact", "--target-path", str(empty)])
+    assert missing.exit_code == 1 and "run `dbt compile`" in missing.output
+    both = runner.invoke(lineage, ["diff", "--target-path", str(target)])
+    assert both.exit_code == 2 and "exactly one of --base" in both.output

@@ -1,0 +1,122 @@
+"""Slim CI as dbt users run it, on floe (docs/lineage.md, .github/workflows/slim-ci.yml).
+
+"Production" builds the DMS mlb_data chain into a fresh lakehouse and keeps its
+artifacts; a copy of the project then changes one staging model, and
+``dbt build --select state:modified+ --defer --state <prod artifacts>`` with
+``schema_prefix: ci_`` builds that model and its descendants only, into ``ci_*``
+schemas, reading the unselected raw table from production. ``floe lineage diff`` of
+production's manifest and the change's (compiled without the prefix) names the
+affected mart columns.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from floe.lineage.diff import diff_manifests, render
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT_PARTS = ("dbt_project.yml", "models", "python_models", "macros", "profiles", "schemas")
+pytestmark = pytest.mark.integration
+
+
+def copy_project(to: Path) -> Path:
+    to.mkdir(parents=True)
+    for part in PROJECT_PARTS:
+        source = ROOT / part
+        if source.is_dir():
+            shutil.copytree(source, to / part)
+        else:
+            shutil.copy2(source, to / part)
+    (to / "tests" / "data").mkdir(parents=True)
+    return to
+
+
+def executed(target: Path) -> dict[str, str]:
+    results = json.loads((target / "run_results.json").read_text())["results"]
+    return {r["unique_id"]: r["status"] for r in results}
+
+
+def test_state_modified_plus_with_defer_builds_only_the_change_and_its_descendants(
+    lakehouse, tmp_path
+):
+    from floe.dbt import run_dbt
+    from floe.generator import GenerateOptions, generate
+    from floe.runtime import get_spark
+
+    generate(GenerateOptions(landing=lakehouse.landing, days=2, scale=50), ["mlb_data"])
+    prod_target = tmp_path / "prod-artifacts"
+    prod = run_dbt(["build", "-s", "+mlb_data"], project=ROOT, target_path=prod_target, quiet=True)
+    assert prod.success, prod.failures or prod.exception
+
+    project = copy_project(tmp_path / "pr")
+    staging = project / "models/staging/dms/stg_dms__mlb_data.sql"
+    staging.write_text(
+        staging.read_text().replace(
+            "select * from source",
+            "select *, upper(mlb_team) as mlb_team_code from source",
+        )
+    )
+    ci_target = tmp_path / "ci-target"
+    ci_args = ["--state", str(prod_target), "--target-path", str(ci_target)]
+    selected = run_dbt(
+        ["ls", "-s", "state:modified+", "--resource-type", "model", *ci_args],
+        project=project,
+        profiles_dir=project / "profiles",
+        quiet=True,
+    )
+    assert selected.success, selected.exception
+    assert sorted(selected.result) == [
+        "floe.marts.dms.mlb_data",
+        "floe.staging.dms.stg_dms__mlb_data",
+    ]
+
+    ci = run_dbt(
+        ["build", "-s", "state:modified+", "--defer", *ci_args],
+        vars={"schema_prefix": "ci_"},
+        project=project,
+        profiles_dir=project / "profiles",
+        quiet=True,
+    )
+    assert ci.success, ci.failures or ci.exception
+    ran = executed(ci_target)
+    models = {uid for uid in ran if uid.startswith("model.")}
+    assert models == {"model.floe.stg_dms__mlb_data", "model.floe.mlb_data"}
+    assert set(ran.values()) <= {"success", "pass"}
+    tests = {uid for uid in ran if uid.startswith("test.")}
+    assert tests and all(("mlb_data" in uid) for uid in tests)
+
+    spark = get_spark()
+    # the changed view reads production's raw table (deferred), not a CI copy of it
+    compiled = (ci_target / "compiled/floe/models/staging/dms/stg_dms__mlb_data.sql").read_text()
+    assert "raw.mlb_data" in compiled and "ci_raw" not in compiled
+    assert not spark.sql("show tables in raw").filter("tableName = 'ci_mlb_data'").count()
+    prod_rows = spark.table("marts.mlb_data").count()
+    assert spark.table("ci_marts.mlb_data").count() == prod_rows > 0
+    assert "mlb_team_code" in spark.table("ci_marts.mlb_data").columns
+    assert "mlb_team_code" not in spark.table("marts.mlb_data").columns  # production untouched
+
+    # what the workflow posts on the pull request: the PR compiled as production names it
+    lineage_target = tmp_path / "pr-compiled"
+    compiled_run = run_dbt(
+        ["compile", "-s", "+mlb_data"],
+        project=project,
+        profiles_dir=project / "profiles",
+        target_path=lineage_target,
+        quiet=True,
+    )
+    assert compiled_run.success, compiled_run.exception
+    report = diff_manifests(
+        json.loads((prod_target / "manifest.json").read_text()),
+        json.loads((lineage_target / "manifest.json").read_text()),
+        project,
+    )
+    assert [(c.name, c.columns) for c in report.changes] == [
+        ("stg_dms__mlb_data", {"mlb_team_code": "added"})
+    ]
+    assert report.affected == {"mlb_data": ["mlb_team_code"]}
+    assert "`mlb_data` (marts): `mlb_team_code`" in render(report, "markdown")
