@@ -195,9 +195,7 @@ class Settings:
                 env, "FLOE_DECODE_MAX_INFLATED_BYTES", DEFAULT_MAX_INFLATED_BYTES
             ),
             decode_max_depth=_positive_int(env, "FLOE_DECODE_MAX_DEPTH", DEFAULT_MAX_DEPTH),
-            decode_split_bytes=_positive_int(
-                env, "FLOE_DECODE_SPLIT_BYTES", DEFAULT_SPLIT_BYTES
-            ),
+            decode_split_bytes=_positive_int(env, "FLOE_DECODE_SPLIT_BYTES", DEFAULT_SPLIT_BYTES),
         )
 
     # -- derived places
