@@ -96,7 +96,7 @@ def json_depth(value: Any, limit: int) -> int:
     depth = 0
     level = [value]
     while level:
-        children = []
+        children: list[Any] = []
         for item in level:
             if isinstance(item, dict):
                 children.extend(item.values())
