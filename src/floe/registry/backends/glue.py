@@ -78,17 +78,12 @@ class GlueRegistry(Registry):
         )
 
     def check_reachable(self) -> None:
-        """One cheap call (list at most one registry); raises if it cannot be made."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        try:
-            self.client.list_registries(MaxResults=1)
-        except (BotoCoreError, ClientError) as exc:
-            raise self._unavailable(exc) from exc
-
-    def __getstate__(self) -> dict[str, Any]:
-        # boto3 clients do not pickle; executors build their own.
-        return {k: v for k, v in self.__dict__.items() if k != "client"}
+        """Ask for a version that cannot exist: "not found" proves the endpoint answers
+        and the credentials may read versions (the one permission the decode needs)."""
+        probe = uuid.UUID(int=0)
+        self._misses.pop(probe, None)
+        with contextlib.suppress(UnknownSchemaError):
+            self._lookup(probe)
 
     @staticmethod
     def _error_code(exc: Exception) -> str:
