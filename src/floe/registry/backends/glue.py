@@ -85,6 +85,10 @@ class GlueRegistry(Registry):
         with contextlib.suppress(UnknownSchemaError):
             self._lookup(probe)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # boto3 clients do not pickle; executors build their own.
+        return {k: v for k, v in self.__dict__.items() if k != "client"}
+
     @staticmethod
     def _error_code(exc: Exception) -> str:
         code: str = getattr(exc, "response", {}).get("Error", {}).get("Code", "")
