@@ -48,9 +48,7 @@ def lakehouse(spark, tmp_path: Path) -> Iterator[Any]:
         k: os.environ.get(k)
         for k in ("FLOE_HOME", "FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI")
     }
-    settings = Settings.from_env(
-        {"FLOE_HOME": str(tmp_path / "floe"), "FLOE_SETTLE_SECONDS": "0"}
-    )
+    settings = Settings.from_env({"FLOE_HOME": str(tmp_path / "floe"), "FLOE_SETTLE_SECONDS": "0"})
     use_settings(spark, settings)
     yield settings
     for key, value in previous.items():

@@ -141,7 +141,9 @@ def test_independent_glue_producer_records_decode_field_by_field(spark, glue_lak
         assert row["_schema_version"] == 1
         assert row["_sequence_number"] == str(10**20 + rides.index(ride))
 
-    weather = {r["temperature"]: r.asDict(recursive=True) for r in spark.table("raw.weather").collect()}
+    weather = {
+        r["temperature"]: r.asDict(recursive=True) for r in spark.table("raw.weather").collect()
+    }
     for record in WEATHER:
         row = weather[record["temperature"]]
         assert row["timestamp"] == record["timestamp"]

@@ -30,6 +30,7 @@ import os
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -204,8 +205,9 @@ def piece_lines(
 ) -> tuple[list[tuple[int, Any, int]], list[bytes]]:
     """Lines starting in ``[start, end)`` of the first ``size`` bytes of ``path``.
 
-    Returns ``(offset, line, length)`` triples (``line`` a memoryview; only a prefix when
-    ``length > max_line``) and the sha256 digests of the piece's ``HASH_BLOCK`` blocks.
+    Returns ``(offset, line, length)`` triples (``line`` the bytes without the newline;
+    the decode refuses those longer than ``max_line``) and the sha256 digests of the
+    piece's ``HASH_BLOCK`` blocks.
     Never reads past ``size`` (what discovery saw), nor more than ``max_line`` bytes of
     a line that continues past ``end``.
     """
@@ -241,24 +243,18 @@ def piece_lines(
             tail = b"".join(chunks)
     if tail:
         data = data + tail
-    view = memoryview(data)
-    lines: list[tuple[int, Any, int]] = []
-    i = 0
-    n = len(data)
-    if skip_first:
-        first = data.find(b"\n")
-        i = n if first < 0 else first + 1
-    piece_end = end - start  # a line starting at or after this belongs to the next piece
-    while i < n and i < piece_end:
-        j = data.find(b"\n", i)
-        if j < 0:
-            j = n
-        stop = j - 1 if j > i and data[j - 1] == 0x0D else j  # CRLF
-        length = stop - i
-        if length > 0:
-            keep = min(length, max_line + 1)
-            lines.append((start + i, view[i : i + keep], length))
-        i = j + 1
+    # split + accumulate run in C; one comprehension builds the triples. A line of a
+    # lone "\r" is blank (Spark's reader splits CRLF too); a trailing "\r" is JSON
+    # whitespace, which the envelope parser accepts.
+    parts = data.split(b"\n")
+    lengths = list(map(len, parts))
+    ends = list(accumulate(lengths))
+    first = 1 if skip_first else 0
+    lines = [
+        (start + stop - n + i, parts[i], n)
+        for i, n, stop in zip(range(first, len(parts)), lengths[first:], ends[first:], strict=True)
+        if n and (n > 1 or parts[i] != b"\r")
+    ]
     return lines, blocks
 
 
