@@ -179,6 +179,67 @@ def cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
     return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
 
 
+def breakdown(landing: Path, state: Path, name: str, bound: float, limit: int) -> None:
+    """Where a Python worker's time goes, in-process (no Spark), per record, by CPU time."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from floe.decode import core
+    from floe.decode.records import (
+        DecodeLimits,
+        RecordDecoder,
+        decode_lines_batch,
+        to_record_batch,
+    )
+    from floe.feeds.kinds import stream
+    from floe.registry.backends import RegistryRef
+
+    feed = _feed(name)
+    files = stream.discover(feed, landing)
+    schema = to_arrow_schema(core.decode_output_schema(stream.record_type(feed, ROOT)))
+    ref = RegistryRef(backend="local", registry_dir=str(state / "registry"))
+    decoder = RecordDecoder(stream.spec(feed), ref.open(), DecodeLimits())
+    clock = time.process_time
+    # Warm up: the first Arrow conversion imports modules (a one-time cost per worker).
+    warm, _ = core.piece_lines(str(files[0].path), 0, files[0].size, files[0].size, 1 << 24)
+    to_record_batch(
+        decode_lines_batch(warm[:100], decoder), schema, {"_source_file": "x", **files[0].attrs}
+    )
+    spent = dict.fromkeys(("read + split lines", "envelope + frame + decode", "Arrow columns"), 0.0)
+    spent["Parquet write"] = 0.0
+    records = 0
+    with tempfile.TemporaryDirectory() as out:
+        writer = core._StagedWriter(out, "breakdown", schema)
+        for f in files:
+            if records >= limit:
+                break
+            t0 = clock()
+            lines, _ = core.piece_lines(str(f.path), 0, f.size, f.size, 1 << 24)
+            lines = lines[: limit - records]
+            spent["read + split lines"] += clock() - t0
+            for at in range(0, len(lines), core.BATCH_ROWS):
+                t0 = clock()
+                cols = decode_lines_batch(lines[at : at + core.BATCH_ROWS], decoder)
+                t1 = clock()
+                batch = to_record_batch(cols, schema, {"_source_file": f.key, **f.attrs})
+                t2 = clock()
+                writer.write(batch)
+                spent["envelope + frame + decode"] += t1 - t0
+                spent["Arrow columns"] += t2 - t1
+                spent["Parquet write"] += clock() - t2
+            records += len(lines)
+        t0 = clock()
+        writer.close()
+        spent["Parquet write"] += clock() - t0
+    total = sum(spent.values())
+    print(f"  where a worker's time goes ({records:,} records in-process, CPU time):")
+    for part, seconds in spent.items():
+        print(f"    {part:<28} {seconds / records * 1e6:6.2f} us/record  {seconds / total:5.1%}")
+    print(
+        f"    {'total':<28} {total / records * 1e6:6.2f} us/record "
+        f"= {records / total / bound:.2f}x the loop (loop: {1e6 / bound:.2f} us/record)"
+    )
+
+
 # ----------------------------------------------------------------- child processes
 
 
@@ -380,6 +441,7 @@ def main() -> None:
         print(f"landed {n:,} framed UnicornRideRequest records in {time.perf_counter() - t0:.1f}s")
         bound = fastavro_loop(payloads, min(n, 300_000))
         print(f"bound: fastavro loop, in memory: {bound:,.0f} records per CPU-second  [{load()}]")
+        breakdown(avro_landing, state, "unicorn_rides", bound, min(n, 200_000))
         res: dict[tuple[str, int], dict] = {}
         for stage in ("jvm", "decode", "ingest"):
             for cores in (1, 2):
@@ -399,6 +461,7 @@ def main() -> None:
             f"bound: json.loads + compiled validator: {jbound:,.0f} records per CPU-second  "
             f"[{load()}]"
         )
+        breakdown(json_landing, state, "weather", jbound, min(n, 200_000))
         jres = {}
         for cores in (1, 2):
             _, jres["decode", cores] = measure(

@@ -103,10 +103,8 @@ class _Resolved:
     avro: Any  # fastavro parsed schema, or None for JSON
     version: Any  # SchemaVersion
     compressed: bool
-
-    @property
-    def number(self) -> int:
-        return int(self.version.version_number)
+    validate: Any = None  # JSON: the compiled validator (raises on a violation)
+    number: int = 0  # the version number (a plain attribute: read once per record)
 
 
 @dataclass(frozen=True)
@@ -168,10 +166,11 @@ class RecordDecoder:
             detail = f"schema {version.name} v{version.version_number} is not {self.spec.schema}"
             return _Refused(WRONG_SCHEMA, detail, version.version_number)
         if version.data_format == "AVRO":
-            return _Resolved(codec._avro_schema(version.definition), version, header[1] == 5)
+            parsed = codec._avro_schema(version.definition)
+            return _Resolved(parsed, version, header[1] == 5, None, version.version_number)
         if version.data_format == "JSON":
-            codec._json_validator(version.definition)  # compile once, here
-            return _Resolved(None, version, header[1] == 5)
+            validator = codec._json_validator(version.definition)  # compiled once, here
+            return _Resolved(None, version, header[1] == 5, validator, version.version_number)
         return _Refused(
             "unknown_schema", f"schema {version.name} has data format {version.data_format!r}"
         )
@@ -334,6 +333,9 @@ def decode_lines_batch(
     reader = fastavro.schemaless_reader
     max_base64 = decoder.max_base64
     max_line = decoder.limits.max_line_bytes
+    max_depth = decoder.limits.max_depth
+    bytes_io = io.BytesIO
+    texts = out.texts
     for i, (_, line, length) in enumerate(lines):
         if length > max_line:
             codes[i] = LINE_TOO_LONG
@@ -360,7 +362,7 @@ def decode_lines_batch(
             out.raw_bytes[i] = bytes(line)
             continue
         assert isinstance(envelope, dict)
-        out.texts[i] = data
+        texts[i] = data
         value = envelope.get("sequenceNumber")
         seqs[i] = value if type(value) is str else _text(value)
         value = envelope.get("partitionKey")
@@ -374,17 +376,30 @@ def decode_lines_batch(
             except (binascii.Error, ValueError):
                 framed = b""
             entry = headers.get(framed[:18]) if len(framed) >= 18 else None
-            if type(entry) is _Resolved and entry.avro is not None and not entry.compressed:
-                buffer = io.BytesIO(framed)
-                buffer.seek(18)
-                try:
-                    record = reader(buffer, entry.avro, None)
-                except Exception:  # the general path reports it with its code
-                    record = None
-                if record is not None and buffer.tell() == len(framed):
-                    records[i] = record
-                    versions[i] = entry.number
-                    continue
+            if type(entry) is _Resolved and not entry.compressed:
+                if entry.avro is not None:
+                    buffer = bytes_io(framed)
+                    buffer.seek(18)
+                    try:
+                        record = reader(buffer, entry.avro, None)
+                    except Exception:  # the general path reports it with its code
+                        record = None
+                    if record is not None and buffer.tell() == len(framed):
+                        records[i] = record
+                        versions[i] = entry.number
+                        continue
+                elif framed.count(b"[") + framed.count(b"{") <= max_depth:
+                    # JSON: parse and validate inline; any failure takes the general
+                    # path, which names the code (json_parse, schema_violation, ...).
+                    try:
+                        record = loads(memoryview(framed)[18:])
+                        entry.validate(record)
+                    except Exception:
+                        record = None
+                    if record is not None:
+                        records[i] = record
+                        versions[i] = entry.number
+                        continue
         record, version, code, detail, framed_bytes = decoder.decode(data)
         records[i], versions[i] = record, version
         if code is not None:
@@ -493,13 +508,16 @@ def to_record_batch(
         "raw_data": cols.raw_data,
         "raw_bytes": cols.raw_bytes,
     }
+    size = cols.size
     for f in schema:
         if f.name == "record":
             arrays.append(struct)
         elif per_row is not None and f.name in per_row:
             arrays.append(pa.array(list(per_row[f.name]), type=f.type))
         elif f.name in fixed:
-            arrays.append(pa.array([fixed[f.name]] * cols.size, type=f.type))
+            arrays.append(pa.repeat(pa.scalar(fixed[f.name], type=f.type), size))
+        elif values[f.name].count(None) == size:  # the error columns of a clean batch
+            arrays.append(pa.nulls(size, type=f.type))
         else:
             arrays.append(pa.array(values[f.name], type=f.type))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
