@@ -17,7 +17,8 @@ Prints records/s, per-core ratios against the bound (targets: >= 0.5 Avro, stret
 0.8; >= 0.5 JSON), the 2-core / 1-core scaling (target >= 1.7), the load average
 with every figure, and — for ``FLOE_BENCH_DECODE_BIG_N`` records (default 10M; 0
 skips) — the driver's peak memory against the 1M-record run: it must not grow with
-the input. ``FLOE_BENCH_DECODE_N`` (default 1M) sizes the main runs.
+the input. ``FLOE_BENCH_DECODE_N`` (default 1M) sizes the main runs;
+``FLOE_BENCH_DECODE_ONLY=rss`` runs the memory comparison alone.
 """
 
 from __future__ import annotations
@@ -438,6 +439,9 @@ def main() -> None:
         avro_landing = root / "avro"
         t0 = time.perf_counter()
         payloads = land(avro_landing, n, state, "AVRO")
+        if os.environ.get("FLOE_BENCH_DECODE_ONLY") == "rss":
+            rss(root, n, big or 10 * n, state, avro_landing)
+            return
         print(f"landed {n:,} framed UnicornRideRequest records in {time.perf_counter() - t0:.1f}s")
         bound = fastavro_loop(payloads, min(n, 300_000))
         print(f"bound: fastavro loop, in memory: {bound:,.0f} records per CPU-second  [{load()}]")
@@ -471,18 +475,26 @@ def main() -> None:
         del payloads, json_payloads
 
         if big:
-            small = res["ingest", 2]
-            for path in avro_landing.rglob("*.jsonl"):
-                path.unlink()
-            land(avro_landing, big, state, "AVRO")
-            _, large = measure(root, "unicorn_rides", "ingest", 2, big, state, avro_landing)
-            for run, count in ((small, n), (large, big)):
-                print(
-                    f"driver peak RSS, {count:,} records (2g driver): "
-                    f"JVM {run['jvm_kib'] / 1024:,.0f} MiB, "
-                    f"Python driver {run['python_kib'] / 1024:,.0f} MiB"
-                )
+            rss(root, n, big, state, avro_landing, res["ingest", 2])
         print(f"{load()} at the end")
+
+
+def rss(
+    root: Path, n: int, big: int, state: Path, landing: Path, small: dict | None = None
+) -> None:
+    """Driver peak memory decoding ``n`` and ``big`` records into Iceberg (2 cores)."""
+    if small is None:
+        _, small = measure(root, "unicorn_rides", "ingest", 2, n, state, landing)
+    for path in landing.rglob("*.jsonl"):
+        path.unlink()
+    land(landing, big, state, "AVRO")
+    _, large = measure(root, "unicorn_rides", "ingest", 2, big, state, landing)
+    for run, count in ((small, n), (large, big)):
+        print(
+            f"driver peak RSS, {count:,} records (2g driver): "
+            f"JVM {run['jvm_kib'] / 1024:,.0f} MiB, "
+            f"Python driver {run['python_kib'] / 1024:,.0f} MiB  [{run['load']}]"
+        )
 
 
 if __name__ == "__main__":
