@@ -11,9 +11,11 @@ table's record columns are the Spark type of the schema's latest version, plus
 One decode pass per batch of new files (floe.decode) feeds three tables: the typed
 rows (returned to dbt, which appends them to ``raw.<feed>``), ``raw.quarantine``
 (every record that did not decode, with its code) and ``raw.landed_files`` (per-file
-counts). The pass is written once to a Parquet staging folder, so counts,
-quarantine rows and raw rows are read from it without decoding twice and without
-holding records in the driver.
+counts and checksums). Python workers read the files and write the pass once to a
+Parquet staging folder; only per-piece counts reach the driver, and the raw and
+quarantine rows are read from the folder. Redeliveries (a sequence number already
+ingested for the stream) become ``duplicate`` quarantine rows; the schema registry
+is the configured backend (``FLOE_REGISTRY_BACKEND``), opened by each executor.
 """
 
 from __future__ import annotations
@@ -35,8 +37,6 @@ from floe.feeds.files import (
     LandedFile,
     landed_file,
     list_files,
-    spark_path,
-    with_file_columns,
 )
 from floe.feeds.kinds.base import Batch, IngestContext, demo_maker
 from floe.feeds.ledger import FileCounts
@@ -185,17 +185,6 @@ def _staging_dir(state_dir: Path, feed: Feed) -> Path:
         for old in root.iterdir():
             shutil.rmtree(old, ignore_errors=True)
     return root / uuid.uuid4().hex
-
-
-def read_lines(spark: SparkSession, files: Sequence[LandedFile]) -> DataFrame:
-    """Landed JSONL files as ``_line, _source_file, ingest_*`` (blank lines dropped)."""
-    from pyspark.sql import functions as F
-
-    text = spark.read.text([spark_path(f.path) for f in files])
-    lines = with_file_columns(text, spark, files, FILE_ATTRS)
-    return lines.select(
-        F.col("value").alias("_line"), "_source_file", *(n for n, _ in FILE_ATTRS)
-    ).where(F.length("_line") > 0)
 
 
 def split(decoded: DataFrame, feed: Feed, ingested_at: str) -> tuple[DataFrame, DataFrame]:
