@@ -25,6 +25,8 @@ def _session_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ.pop(var, None)
     os.environ["FLOE_HOME"] = str(home)
     os.environ.setdefault("FLOE_DRIVER_MEMORY", "3g")
+    # Tests ingest files they just wrote: no settle time (tests of it set their own).
+    os.environ.setdefault("FLOE_SETTLE_SECONDS", "0")
     return home
 
 
@@ -46,7 +48,7 @@ def lakehouse(spark, tmp_path: Path) -> Iterator[Any]:
         k: os.environ.get(k)
         for k in ("FLOE_HOME", "FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI")
     }
-    settings = Settings.from_env({"FLOE_HOME": str(tmp_path / "floe")})
+    settings = Settings.from_env({"FLOE_HOME": str(tmp_path / "floe"), "FLOE_SETTLE_SECONDS": "0"})
     use_settings(spark, settings)
     yield settings
     for key, value in previous.items():

@@ -45,7 +45,11 @@ def test_every_kind_ingests_files_with_hostile_names(spark, tmp_path):
 
     landing = tmp_path / "up streams" / "streams" / WEIRD  # the root itself holds streams/
     settings = Settings.from_env(
-        {"FLOE_HOME": str(tmp_path / "home"), "FLOE_LANDING": str(landing)}
+        {
+            "FLOE_HOME": str(tmp_path / "home"),
+            "FLOE_LANDING": str(landing),
+            "FLOE_SETTLE_SECONDS": "0",
+        }
     )
     use_settings(spark, settings)
     names = ["orders", "customer_master", "policies", "mlb_data", "product_priority"]

@@ -1,96 +1,118 @@
-"""Decode landed stream files inside Spark: envelope -> base64 -> frame -> record.
+"""Decode landed stream files inside Spark: file bytes -> envelope -> frame -> record.
 
-Shape of the work (docs/feeds.md, docs/registry.md):
+Shape of the work (docs/decisions/0010-ingestion-for-real-producers.md, docs/feeds.md):
 
-* the JVM reads the JSONL files as text and parses the Kinesis envelope
-  (``from_json``: fast, codegen, no Python);
-* each Arrow batch goes through :func:`decode_batches` in a Python worker
-  (``mapInArrow``): strict base64, Glue/Confluent unframing, schema lookup by UUID in
-  a registry object built once per partition (its cache holds every schema the
-  partition meets), fastavro / JSON + JSON Schema validation, then conversion of the
-  whole batch to the stream's Arrow struct type in one ``pa.array`` call. A record
-  that the type cannot hold (bigint overflow, an unparsable timestamp) is found by
-  re-converting that batch record by record and quarantined as ``cast_failure``;
-* nothing but per-file counts ever reaches the driver.
+* the driver cuts the batch's files into **pieces** (whole files, or 8 MiB-aligned
+  ranges of big ones) and groups them into about equal tasks, a multiple of Spark's
+  default parallelism, so every core (every executor, on a cluster) gets a share;
+* each task runs in a Python worker (``mapInArrow`` over the task list): it reads its
+  pieces' bytes itself, splits lines, parses envelopes with orjson, decodes records
+  (:mod:`floe.decode.records`), builds the output columns directly in Arrow and
+  writes them as Parquet into the pass's staging folder — the decoded rows never
+  travel through the JVM on their way to the staging folder;
+* what comes back to Spark, and then to the driver, is one small row per piece:
+  records in / decoded / quarantined, the good rows' sequence number range, the
+  piece's block checksums and whether the file changed while it was read.
 
-Every input line yields exactly one output row: either ``record`` is set, or
-``error_code`` / ``error_detail`` say why not. Splitting those rows into the typed raw
-table and ``raw.quarantine`` is :mod:`floe.decode.ingest`'s job.
+The raw rows, the quarantine rows and the per-file counts are all read from the
+staging folder (:func:`read_staged`). Every input line yields exactly one staged
+row: either ``record`` is set, or ``error_code`` / ``error_detail`` say why not.
+
+Streaming micro-batches arrive as lines already (Spark's file source read them):
+:func:`stage_lines` runs the same decoder over them.
 """
 
 from __future__ import annotations
 
-import binascii
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from floe.decode.records import (
+    BAD_ENVELOPE,
+    CAST_FAILURE,
+    DecodeLimits,
+    RecordDecoder,
+    StreamSpec,
+    decode_lines_batch,
+    to_record_batch,
+)
+
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-# Codes beyond the codec's (floe.registry.codec.DECODE_ERRORS):
-BAD_ENVELOPE = "bad_envelope"  # the line is not a Kinesis envelope with a data field
-WRONG_SCHEMA = "wrong_schema"  # a registered schema, but not this stream's
-CAST_FAILURE = "cast_failure"  # decodes and validates, but the Spark type cannot hold it
+    from floe.feeds.files import LandedFile
+    from floe.registry.backends import RegistryRef
 
-ENVELOPE_DDL = (
-    "sequenceNumber string, partitionKey string, approximateArrivalTimestamp string, data string"
-)
+__all__ = [
+    "BAD_ENVELOPE",
+    "CAST_FAILURE",
+    "HASH_BLOCK",
+    "PASSTHROUGH",
+    "DecodeLimits",
+    "PieceCounts",
+    "StreamSpec",
+    "decode_output_schema",
+    "plan_tasks",
+    "read_staged",
+    "stage_files",
+    "stage_lines",
+]
+
 # Per-file columns the decode carries through unchanged (the stream kind's file attributes).
 PASSTHROUGH = ("ingest_year", "ingest_month", "ingest_day", "ingest_hour")
+# Checksums are taken per 8 MiB block of a file; pieces are cut at block boundaries,
+# so a file's checksum does not depend on how a batch was split.
+HASH_BLOCK = 8 * 1024 * 1024
+MIN_TASK_BYTES = 4 * 1024 * 1024  # below this, one task does not pay for itself
+BATCH_ROWS = 8192  # lines decoded and converted to Arrow together
+ROW_GROUP_ROWS = 65536  # rows per staged Parquet row group
 
 
-@dataclass(frozen=True)
-class StreamSpec:
-    """What the decoder needs of a stream feed: its name, registry schema, typing rules."""
+def _nullable(data_type: Any) -> Any:
+    """``data_type`` with every nested field nullable: a quarantined row has no record."""
+    from pyspark.sql import types as T
 
-    name: str
-    schema: str
-    registry: str = "floe"
-    # Top-level string fields the raw table holds as timestamps (strptime format):
-    # the seed's ApplyMapping casts ventilator `eventtime` string -> timestamp.
-    timestamps: dict[str, str] = field(default_factory=dict)
-
-
-def envelope_lines(lines: DataFrame) -> DataFrame:
-    """``_line``, ``_source_file``, ``ingest_*`` -> envelope columns, one row per line (JVM only)."""
-    from pyspark.sql import functions as F
-
-    env = F.from_json("_line", ENVELOPE_DDL)
-    return lines.select(
-        "_source_file",
-        *PASSTHROUGH,
-        env["sequenceNumber"].alias("_sequence_number"),
-        env["partitionKey"].alias("_partition_key"),
-        env["approximateArrivalTimestamp"].alias("_arrival"),
-        env["data"].alias("_data"),
-        # The whole line only travels to Python when it is needed (a broken envelope).
-        F.when(env["data"].isNull(), F.col("_line")).alias("_line"),
-    )
+    if isinstance(data_type, T.StructType):
+        return T.StructType(
+            [T.StructField(f.name, _nullable(f.dataType), True, f.metadata) for f in data_type]
+        )
+    if isinstance(data_type, T.ArrayType):
+        return T.ArrayType(_nullable(data_type.elementType), True)
+    if isinstance(data_type, T.MapType):
+        return T.MapType(data_type.keyType, _nullable(data_type.valueType), True)
+    return data_type
 
 
 def decode_output_schema(record_type: StructType) -> StructType:
-    """What :func:`decode_batches` returns per line.
+    """One staged row per landed line.
 
-    Only what the tables need travels back from Python: the envelope's base64 text and
-    the frame bytes are set for quarantined rows only (``raw_data`` / ``raw_bytes``),
-    so a good row carries its metadata and its typed record and nothing else.
+    Only what the tables need is kept: the envelope's base64 text and the frame
+    bytes are set for quarantined rows only (``raw_data`` / ``raw_bytes``), so a good
+    row carries its metadata and its typed record and nothing else. ``_offset`` is the
+    line's byte offset in its file (its row index in a streaming micro-batch): with
+    the file it orders redeliveries.
     """
     from pyspark.sql import types as T
 
     return T.StructType(
         [
             T.StructField("_source_file", T.StringType()),
+            T.StructField("_offset", T.LongType()),
             T.StructField("_sequence_number", T.StringType()),
             T.StructField("_partition_key", T.StringType()),
             T.StructField("_arrival", T.StringType()),
             *(T.StructField(name, T.IntegerType()) for name in PASSTHROUGH),
             T.StructField("_schema_version", T.IntegerType()),
-            T.StructField("record", record_type),
+            T.StructField("record", _nullable(record_type)),
             T.StructField("error_code", T.StringType()),
             T.StructField("error_detail", T.StringType()),
             T.StructField("raw_data", T.StringType()),
@@ -99,222 +121,446 @@ def decode_output_schema(record_type: StructType) -> StructType:
     )
 
 
-class _AvroFastPath:
-    """Uncompressed Glue-framed Avro of a known version: header bytes -> parsed schema.
+COUNTS_DDL = (
+    "part string, _source_file string, start bigint, `end` bigint, records_in bigint, "
+    "decoded bigint, quarantined bigint, min_seq string, max_seq string, blocks string, "
+    "changed string"
+)
 
-    The common record skips the general unframe (UUID object, registry lookup, format
-    dispatch) and goes straight to fastavro; anything else — compressed, JSON, unknown
-    header, a decode error — takes the general path, which owns the error codes.
+
+@dataclass(frozen=True)
+class PieceCounts:
+    """What one piece (a file, or a range of one) held; one row back from a task."""
+
+    part: str
+    source_file: str
+    start: int
+    end: int
+    records_in: int
+    decoded: int
+    quarantined: int
+    min_seq: str | None
+    max_seq: str | None
+    blocks: str | None  # hex sha256 of each HASH_BLOCK of the piece, concatenated
+    changed: str | None  # why the file is not what discovery saw, if it is not
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def plan_tasks(
+    files: Sequence[LandedFile], split_bytes: int, parallelism: int
+) -> list[list[dict[str, Any]]]:
+    """Cut ``files`` into pieces and group them into about equal tasks.
+
+    The number of tasks is a multiple of ``parallelism`` (so two cores get two equal
+    halves, not 3 tasks of 64 MiB against 2) unless the input is too small to pay for
+    more than one task; a piece is a whole file or an ``HASH_BLOCK``-aligned range.
+    Every file gets at least one piece, an empty file too (its counts are zeros).
+    """
+    total = sum(f.size for f in files)
+    tasks = max(1, -(-total // max(split_bytes, HASH_BLOCK)))
+    if total >= MIN_TASK_BYTES * 2:
+        tasks = max(tasks, min(parallelism, total // MIN_TASK_BYTES))
+        tasks = -(-tasks // parallelism) * parallelism if tasks > 1 else 1
+    per_task = -(-total // tasks)
+    target = max(HASH_BLOCK, -(-per_task // HASH_BLOCK) * HASH_BLOCK)
+    plan: list[list[dict[str, Any]]] = [[]]
+    filled = 0
+    for index, f in enumerate(files):
+        start = 0
+        while True:
+            room = target - filled
+            if plan[-1] and room < min(HASH_BLOCK, f.size - start) and len(plan) < tasks:
+                plan.append([])  # this task is full: do not cut a sliver for it
+                filled, room = 0, target
+            if f.size - start <= room or len(plan) >= tasks:
+                end = f.size
+            else:
+                end = min(f.size, start + max(HASH_BLOCK, room // HASH_BLOCK * HASH_BLOCK))
+            plan[-1].append(
+                {
+                    "file": index,
+                    "path": str(f.path),
+                    "key": f.key,
+                    "start": start,
+                    "end": end,
+                    "size": f.size,
+                    "mtime_ns": f.mtime_ns,
+                    "attrs": {n: f.attr(n) for n in PASSTHROUGH},
+                }
+            )
+            filled += end - start
+            if end >= f.size:
+                break
+            start = end
+    return [task for task in plan if task]
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def piece_lines(
+    path: str, start: int, end: int, size: int, max_line: int
+) -> tuple[list[tuple[int, Any, int]], list[bytes]]:
+    """Lines starting in ``[start, end)`` of the first ``size`` bytes of ``path``.
+
+    Returns ``(offset, line, length)`` triples (``line`` the bytes without the newline;
+    the decode refuses those longer than ``max_line``) and the sha256 digests of the
+    piece's ``HASH_BLOCK`` blocks.
+    Never reads past ``size`` (what discovery saw), nor more than ``max_line`` bytes of
+    a line that continues past ``end``.
+    """
+    end = min(end, size)
+    with open(path, "rb") as f:
+        skip_first = False
+        if start > 0:
+            f.seek(start - 1)
+            skip_first = f.read(1) != b"\n"  # starts mid-line: that line is the previous piece's
+        f.seek(start)
+        data = f.read(end - start)
+        blocks = [
+            hashlib.sha256(data[b : b + HASH_BLOCK]).digest()
+            for b in range(0, len(data), HASH_BLOCK)
+        ] or ([hashlib.sha256(b"").digest()] if start == 0 else [])
+        tail = b""
+        last_newline = data.rfind(b"\n")
+        if end < size and last_newline != len(data) - 1:
+            # The last line continues past the piece: read it to its end (capped).
+            chunks = []
+            have = 0
+            while end + have < size and have <= max_line:
+                chunk = f.read(min(1 << 20, size - end - have))
+                if not chunk:
+                    break
+                cut = chunk.find(b"\n")
+                if cut >= 0:
+                    chunks.append(chunk[:cut])
+                    have += cut
+                    break
+                chunks.append(chunk)
+                have += len(chunk)
+            tail = b"".join(chunks)
+    if tail:
+        data = data + tail
+    # split + accumulate run in C; one comprehension builds the triples. A line of a
+    # lone "\r" is blank (Spark's reader splits CRLF too); a trailing "\r" is JSON
+    # whitespace, which the envelope parser accepts.
+    parts = data.split(b"\n")
+    lengths = list(map(len, parts))
+    ends = list(accumulate(lengths))
+    first = 1 if skip_first else 0
+    lines = [
+        (start + stop - n + i, parts[i], n)
+        for i, n, stop in zip(range(first, len(parts)), lengths[first:], ends[first:], strict=True)
+        if n and (n > 1 or parts[i] != b"\r")
+    ]
+    return lines, blocks
+
+
+# --------------------------------------------------------------------------- workers
+
+_DECODERS: dict[tuple[Any, ...], RecordDecoder] = {}
+
+
+def _decoder(spec: StreamSpec, ref: RegistryRef, limits: DecodeLimits) -> RecordDecoder:
+    """This process's decoder for the stream (its header cache outlives one task)."""
+    key = (spec.name, spec.schema, tuple(sorted(spec.timestamps.items())), ref, limits)
+    decoder = _DECODERS.get(key)
+    if decoder is None:
+        decoder = RecordDecoder(spec, ref.open(), limits)
+        _DECODERS[key] = decoder
+    return decoder
+
+
+class _StagedWriter:
+    """Appends Arrow batches to one Parquet file, published atomically on close.
+
+    The name is fixed by the task (its first piece, or partition), so a retried task
+    replaces what a failed attempt wrote instead of adding to it.
     """
 
-    def __init__(self, registry: Any) -> None:
-        self.registry = registry
-        self.schemas: dict[bytes, Any] = {}
+    def __init__(self, folder: str, name: str, schema: pa.Schema) -> None:
+        self.path = os.path.join(folder, f"{name}.parquet")
+        self.tmp = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
+        self.schema = schema
+        self.pending: list[pa.RecordBatch] = []
+        self.rows = 0
+        self.writer: Any = None
 
-    def decode(self, framed: bytes, spec: StreamSpec) -> tuple[Any, int] | None:
-        header = framed[:18]
-        if len(header) < 18 or header[0] != 0x03 or header[1] != 0x00:
-            return None
-        entry = self.schemas.get(header, False)
-        if entry is False:
-            entry = self._resolve(header, spec)
-            self.schemas[header] = entry
-        if entry is None:
-            return None
-        import io
+    def write(self, batch: pa.RecordBatch) -> None:
+        self.pending.append(batch)
+        self.rows += batch.num_rows
+        if self.rows >= ROW_GROUP_ROWS:
+            self._flush()
 
-        import fastavro
+    def _flush(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
-        parsed, number = entry
-        buffer = io.BytesIO(framed)
-        buffer.seek(18)
-        try:
-            record = fastavro.schemaless_reader(buffer, parsed, None)
-        except Exception:  # the general path reports it with its code
-            return None
-        if buffer.tell() != len(framed):
-            return None
-        return record, number
+        if self.writer is None:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            self.writer = pq.ParquetWriter(self.tmp, self.schema, compression="snappy")
+        if self.pending:
+            self.writer.write_table(pa.Table.from_batches(self.pending, schema=self.schema))
+        self.pending, self.rows = [], 0
 
-    def _resolve(self, header: bytes, spec: StreamSpec) -> tuple[Any, int] | None:
-        import uuid as _uuid
-
-        from floe.registry import codec
-
-        try:
-            version = self.registry.get_by_uuid(_uuid.UUID(bytes=bytes(header[2:18])))
-        except codec.DECODE_ERRORS:
-            return None
-        if version.data_format != "AVRO" or version.name != spec.schema:
-            return None
-        return codec._avro_schema(version.definition), version.version_number
+    def close(self) -> None:
+        self._flush()
+        self.writer.close()
+        os.replace(self.tmp, self.path)
 
 
-def _decode_one(
-    data: str | None,
-    line: str | None,
-    spec: StreamSpec,
-    registry: Any,
-    fast: _AvroFastPath | None = None,
-) -> tuple[Any, int | None, str | None, str | None, bytes | None]:
-    """(record, version number, error code, detail, raw bytes) of one landed line."""
-    from floe.registry import codec, wire
+class _Tally:
+    """Per-piece counts while its batches are decoded."""
 
-    if data is None:
-        raw = (line or "").encode()
-        return None, None, BAD_ENVELOPE, "line is not a JSON object with a 'data' field", raw
+    def __init__(self) -> None:
+        self.records_in = self.decoded = self.quarantined = 0
+        self.min_seq: str | None = None
+        self.max_seq: str | None = None
+
+    def add(self, codes: list[Any], seqs: list[Any]) -> None:
+        self.records_in += len(codes)
+        good = [s for c, s in zip(codes, seqs, strict=True) if c is None and s is not None]
+        bad = sum(1 for c in codes if c is not None)
+        self.quarantined += bad
+        self.decoded += len(codes) - bad
+        if good:
+            lo, hi = min(good), max(good)
+            self.min_seq = lo if self.min_seq is None else min(self.min_seq, lo)
+            self.max_seq = hi if self.max_seq is None else max(self.max_seq, hi)
+
+
+def _changed(path: str, size: int, mtime_ns: int) -> str | None:
     try:
-        framed = binascii.a2b_base64(data, strict_mode=True)
-    except (binascii.Error, ValueError) as exc:
-        return None, None, wire.BadBase64Error.code, f"record is not valid base64: {exc}", None
-    if fast is not None and not spec.timestamps:
-        hit = fast.decode(framed, spec)
-        if hit is not None:
-            return hit[0], hit[1], None, None, framed
-    try:
-        version, record = codec.unframe(framed, registry)
-    except codec.DECODE_ERRORS as exc:
-        code = getattr(exc, "code", "decode_error")
-        return None, None, code, str(getattr(exc, "detail", exc)), framed
-    if version.name != spec.schema:
-        detail = f"schema {version.name} v{version.version_number} is not {spec.schema}"
-        return None, version.version_number, WRONG_SCHEMA, detail, framed
-    for name, fmt in spec.timestamps.items():
-        value = record.get(name) if isinstance(record, dict) else None
-        if value is None:
-            continue
-        try:
-            record[name] = datetime.strptime(value, fmt)
-        except (TypeError, ValueError) as exc:
-            detail = f"{name}: {value!r} is not a timestamp ({fmt}): {exc}"
-            return None, version.version_number, CAST_FAILURE, detail, framed
-    return record, version.version_number, None, None, framed
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return "removed while it was read"
+    if stat.st_size != size:
+        return f"size changed from {size} to {stat.st_size} bytes"
+    if stat.st_mtime_ns != mtime_ns:
+        return "modified while it was read"
+    return None
 
 
-def _to_struct_array(records: list, arrow_type: pa.DataType) -> tuple[pa.Array, dict[int, str]]:
-    """One conversion for the batch; record by record only if it fails (rare)."""
-    import pyarrow as pa
-
-    try:
-        return pa.array(records, type=arrow_type), {}
-    except (pa.ArrowException, OverflowError, TypeError, ValueError):
-        pass
-    failures: dict[int, str] = {}
-    kept = []
-    for index, record in enumerate(records):
-        if record is not None:
-            try:
-                pa.array([record], type=arrow_type)
-            except (pa.ArrowException, OverflowError, TypeError, ValueError) as exc:
-                failures[index] = f"does not fit the table's type: {type(exc).__name__}: {exc}"
-                record = None
-        kept.append(record)
-    return pa.array(kept, type=arrow_type), failures
-
-
-def decode_batches(
+def _stage_pieces(
     batches: Iterator[pa.RecordBatch],
     spec: StreamSpec,
-    registry: Any,
-    out_schema: pa.Schema,
+    ref: RegistryRef,
+    limits: DecodeLimits,
+    folder: str,
+    schema: pa.Schema,
 ) -> Iterator[pa.RecordBatch]:
-    """The ``mapInArrow`` function: one output row per input line.
-
-    The common record (uncompressed Avro framed with a header already seen in this
-    partition) is decoded inline — base64, header lookup, fastavro, trailing-bytes
-    check — without a function call or exception per record; everything else goes
-    through :func:`_decode_one`, which owns the error codes.
-    """
-    import io
-
-    import fastavro
+    """mapInArrow: a task's pieces (one JSON row each) -> staged Parquet + count rows."""
     import pyarrow as pa
 
-    record_arrow = out_schema.field("record").type
-    fast = _AvroFastPath(registry)
-    headers = fast.schemas
-    reader = fastavro.schemaless_reader
-    a2b = binascii.a2b_base64
-    use_fast = not spec.timestamps
-    meta = ("_source_file", "_sequence_number", "_partition_key", "_arrival", *PASSTHROUGH)
+    decoder = _decoder(spec, ref, limits)
+    counts: list[dict[str, Any]] = []
     for batch in batches:
-        data = batch.column("_data").to_pylist()
-        lines = batch.column("_line")
-        lines = lines.to_pylist() if lines.null_count < len(lines) else None
-        size = len(data)
-        records: list = [None] * size
-        versions: list = [None] * size
-        codes: list = [None] * size
-        details: list = [None] * size
-        raw_data: list = [None] * size
-        raws: list = [None] * size
-        for i, item in enumerate(data):
-            if use_fast and item is not None:
-                try:
-                    framed = a2b(item, strict_mode=True)
-                except (binascii.Error, ValueError):
-                    framed = None
-                if framed is not None:
-                    entry: Any = headers.get(framed[:18], False)
-                    if entry is False and len(framed) >= 18 and framed[0] == 3 and framed[1] == 0:
-                        entry = fast._resolve(framed[:18], spec)
-                        headers[framed[:18]] = entry
-                    if entry:
-                        buffer = io.BytesIO(framed)
-                        buffer.seek(18)
-                        try:
-                            record = reader(buffer, entry[0], None)
-                        except Exception:  # the general path reports it with its code
-                            record = None
-                        if record is not None and buffer.tell() == len(framed):
-                            records[i] = record
-                            versions[i] = entry[1]
-                            continue
-            line = lines[i] if lines is not None else None
-            record, version, code, detail, raw = _decode_one(item, line, spec, registry, fast)
-            records[i], versions[i] = record, version
-            if code is not None:
-                codes[i], details[i], raws[i] = code, detail, raw
-                raw_data[i] = item if item is not None else line
-        struct, failures = _to_struct_array(records, record_arrow)
-        for index, detail in failures.items():
-            codes[index], details[index] = CAST_FAILURE, detail
-            raw_data[index] = data[index]
-            if raws[index] is None:
-                raws[index] = binascii.a2b_base64(data[index])
-        arrays = [batch.column(name) for name in meta]
-        arrays += [
-            pa.array(versions, type=pa.int32()),
-            struct,
-            pa.array(codes, type=pa.string()),
-            pa.array(details, type=pa.string()),
-            pa.array(raw_data, type=pa.string()),
-            pa.array(raws, type=pa.binary()),
+        for text in batch.column("task").to_pylist():
+            pieces = json.loads(text)
+            first = pieces[0]
+            name = f"part-{first['file']:06d}-{first['start']:015d}"
+            writer = _StagedWriter(folder, name, schema)
+            for piece in pieces:
+                counts.append(_stage_piece(piece, decoder, writer, schema, name))
+            writer.close()
+    yield pa.RecordBatch.from_pylist(counts, schema=_counts_arrow())
+
+
+def _stage_piece(
+    piece: dict[str, Any],
+    decoder: RecordDecoder,
+    writer: _StagedWriter,
+    schema: pa.Schema,
+    part: str,
+) -> dict[str, Any]:
+    path, size, mtime = piece["path"], piece["size"], piece["mtime_ns"]
+    changed = _changed(path, size, mtime)
+    tally = _Tally()
+    blocks: list[bytes] = []
+    if changed is None:
+        lines, blocks = piece_lines(
+            path, piece["start"], piece["end"], size, decoder.limits.max_line_bytes
+        )
+        fixed = {"_source_file": piece["key"], **piece["attrs"]}
+        for at in range(0, len(lines), BATCH_ROWS):
+            cols = decode_lines_batch(lines[at : at + BATCH_ROWS], decoder)
+            record_batch = to_record_batch(cols, schema, fixed)
+            tally.add(cols.codes, cols.envelope["_sequence_number"])
+            writer.write(record_batch)
+        del lines
+        changed = _changed(path, size, mtime)
+    return {
+        "part": part,
+        "_source_file": piece["key"],
+        "start": piece["start"],
+        "end": piece["end"],
+        "records_in": tally.records_in,
+        "decoded": tally.decoded,
+        "quarantined": tally.quarantined,
+        "min_seq": tally.min_seq,
+        "max_seq": tally.max_seq,
+        "blocks": b"".join(blocks).hex(),
+        "changed": changed,
+    }
+
+
+def _counts_arrow() -> pa.Schema:
+    import pyarrow as pa
+
+    text, whole = pa.string(), pa.int64()
+    return pa.schema(
+        [
+            ("part", text),
+            ("_source_file", text),
+            ("start", whole),
+            ("end", whole),
+            ("records_in", whole),
+            ("decoded", whole),
+            ("quarantined", whole),
+            ("min_seq", text),
+            ("max_seq", text),
+            ("blocks", text),
+            ("changed", text),
         ]
-        yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
+    )
 
 
-def decode_lines(
-    lines: DataFrame, spec: StreamSpec, registry_dir: Path, record_type: StructType
-) -> DataFrame:
-    """Decode a DataFrame of ``_line, _source_file, ingest_*`` (batch or streaming).
+def _stage_line_batches(
+    batches: Iterator[pa.RecordBatch],
+    spec: StreamSpec,
+    ref: RegistryRef,
+    limits: DecodeLimits,
+    folder: str,
+    schema: pa.Schema,
+) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: lines of a streaming micro-batch -> staged Parquet + count rows."""
+    import pyarrow as pa
+    from pyspark import TaskContext
 
-    ``record_type`` is the raw table's record struct (the schema's latest version).
-    Adds ``_arrival_ts`` (the envelope's approximateArrivalTimestamp).
-    """
-    from pyspark.sql import functions as F
+    decoder = _decoder(spec, ref, limits)
+    context = TaskContext.get()
+    name = f"lines-{context.partitionId() if context else 0:06d}"
+    writer = _StagedWriter(folder, name, schema)
+    tallies: dict[str, _Tally] = {}
+    row = 0
+    for batch in batches:
+        texts = batch.column("_line").to_pylist()
+        files = batch.column("_source_file").to_pylist()
+        attrs = {n: batch.column(n).to_pylist() for n in PASSTHROUGH}
+        lines = []
+        for text in texts:
+            raw = (text or "").encode("utf-8", "surrogatepass")
+            lines.append((row, raw[: limits.max_line_bytes + 1], len(raw)))
+            row += 1
+        cols = decode_lines_batch(lines, decoder)
+        per_row = {"_source_file": files, **attrs}
+        writer.write(to_record_batch(cols, schema, {}, per_row))
+        for i, key in enumerate(files):
+            tally = tallies.setdefault(key, _Tally())
+            tally.add(cols.codes[i : i + 1], cols.envelope["_sequence_number"][i : i + 1])
+    writer.close()
+    counts = [
+        {
+            "part": name,
+            "_source_file": key,
+            "start": 0,
+            "end": 0,
+            "records_in": t.records_in,
+            "decoded": t.decoded,
+            "quarantined": t.quarantined,
+            "min_seq": t.min_seq,
+            "max_seq": t.max_seq,
+            "blocks": None,
+            "changed": None,
+        }
+        for key, t in tallies.items()
+    ]
+    yield pa.RecordBatch.from_pylist(counts, schema=_counts_arrow())
+
+
+# --------------------------------------------------------------------------- Spark
+
+
+def _arrow_schema(record_type: StructType) -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from floe.registry.backends import FileRegistry
+    return to_arrow_schema(decode_output_schema(record_type))
 
-    out_type = decode_output_schema(record_type)
-    arrow_schema = to_arrow_schema(out_type)
+
+def _collect_counts(df: DataFrame) -> list[PieceCounts]:
+    return [
+        PieceCounts(
+            r["part"],
+            r["_source_file"],
+            r["start"],
+            r["end"],
+            r["records_in"],
+            r["decoded"],
+            r["quarantined"],
+            r["min_seq"],
+            r["max_seq"],
+            r["blocks"],
+            r["changed"],
+        )
+        for r in df.collect()
+    ]
+
+
+def stage_files(
+    spark: SparkSession,
+    files: Sequence[LandedFile],
+    spec: StreamSpec,
+    record_type: StructType,
+    ref: RegistryRef,
+    limits: DecodeLimits,
+    staging: Path,
+    split_bytes: int,
+) -> list[PieceCounts]:
+    """Decode ``files`` into Parquet under ``staging``; the per-piece counts.
+
+    The files are read by Python workers (paths as discovered, so a file's identity
+    is exactly its ledger key); only the small count rows reach the driver.
+    """
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    staging.mkdir(parents=True, exist_ok=True)
+    plan = plan_tasks(files, split_bytes, spark.sparkContext.defaultParallelism)
+    schema = _arrow_schema(record_type)
+    folder = str(staging)
+    rdd = spark.sparkContext.parallelize([(json.dumps(t),) for t in plan], len(plan))
+    tasks = spark.createDataFrame(rdd, StructType([StructField("task", StringType())]))
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        # One registry per partition: its UUID cache (and the codec's parsed-schema
-        # cache) resolves each schema once per partition, not once per record.
-        registry = FileRegistry(registry_dir)
-        yield from decode_batches(batches, spec, registry, arrow_schema)
+        return _stage_pieces(batches, spec, ref, limits, folder, schema)
 
-    decoded = envelope_lines(lines).mapInArrow(run, out_type)  # type: ignore[arg-type]
-    return decoded.select("*", F.to_timestamp("_arrival").alias("_arrival_ts"))
+    return _collect_counts(tasks.mapInArrow(run, COUNTS_DDL))  # type: ignore[arg-type]
+
+
+def stage_lines(
+    lines: DataFrame,
+    spec: StreamSpec,
+    record_type: StructType,
+    ref: RegistryRef,
+    limits: DecodeLimits,
+    staging: Path,
+) -> list[PieceCounts]:
+    """Decode a DataFrame of ``_line, _source_file, ingest_*`` into Parquet under ``staging``."""
+    staging.mkdir(parents=True, exist_ok=True)
+    schema = _arrow_schema(record_type)
+    folder = str(staging)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return _stage_line_batches(batches, spec, ref, limits, folder, schema)
+
+    source = lines.select("_line", "_source_file", *PASSTHROUGH)
+    return _collect_counts(source.mapInArrow(run, COUNTS_DDL))  # type: ignore[arg-type]
+
+
+def read_staged(spark: SparkSession, staging: Path, record_type: StructType) -> DataFrame:
+    """The staged rows of a pass, with ``_arrival_ts`` (the envelope's arrival time)."""
+    from pyspark.sql import functions as F
+
+    staged = spark.read.schema(decode_output_schema(record_type)).parquet(str(staging))
+    return staged.select("*", F.to_timestamp("_arrival").alias("_arrival_ts"))

@@ -14,7 +14,10 @@ floe discovered, so no row can be lost or filed under another file.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +29,13 @@ from floe.feeds.declarations import FeedError
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+log = logging.getLogger(__name__)
+
 # Hadoop treats these as glob syntax in a path given to a Spark reader.
 _GLOB_CHARS = "\\{}[]*?"
+# A file's checksum is a sha256 over the sha256 of each block of this size, so Python
+# workers that read one file in ranges can checksum it together (floe.decode.core).
+CHECKSUM_BLOCK = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -58,17 +66,95 @@ def landed_file(landing: Path, path: Path, **attrs: Any) -> LandedFile:
     return LandedFile(path, key_of(landing, path), stat.st_size, stat.st_mtime_ns, attrs)
 
 
-def list_files(folder: Path, pattern: str) -> list[Path]:
+def list_files(folder: Path, pattern: str, root: Path | None = None) -> list[Path]:
     """Regular files under ``folder`` matching ``pattern``, sorted; hidden files skipped.
 
     Files being written by the generator (``.name.tmp``) and other dot files are
-    not landed yet.
+    not landed yet. A symbolic link (to a file, or on the way to it) that leads out of
+    ``root`` (default: the landing zone ``folder`` lies in, see :func:`landing_root`)
+    is not read: the landing zone is what upstream systems may write, nothing else.
     """
     if not folder.is_dir():
         return []
-    return sorted(
-        p for p in folder.glob(pattern) if p.is_file() and not p.name.startswith((".", "_"))
-    )
+    inside = (root or landing_root(folder)).resolve()
+    found = []
+    for p in folder.glob(pattern):
+        if not p.is_file() or p.name.startswith((".", "_")):
+            continue
+        real = p.resolve()
+        if real != p.absolute() and not real.is_relative_to(inside):
+            log.warning("%s links to %s, outside the landing zone %s: not read", p, real, inside)
+            continue
+        found.append(p)
+    return sorted(found)
+
+
+def landing_root(folder: Path) -> Path:
+    """The landing zone ``folder`` belongs to (``Settings.landing``), else ``folder``."""
+    from floe.runtime.settings import Settings
+
+    landing = Settings.from_env().landing
+    return landing if folder.absolute().is_relative_to(landing) else folder
+
+
+def file_checksum(path: Path) -> str:
+    """``sha256x8m:<hex>``: sha256 over the sha256 digest of each 8 MiB block of the file.
+
+    The same value the decode computes from the ranges its workers read.
+    """
+    digests = []
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(CHECKSUM_BLOCK)
+            if not block:
+                break
+            digests.append(hashlib.sha256(block).digest())
+    if not digests:
+        digests.append(hashlib.sha256(b"").digest())
+    return combine_checksum(digests)
+
+
+def combine_checksum(digests: Iterable[bytes]) -> str:
+    return "sha256x8m:" + hashlib.sha256(b"".join(digests)).hexdigest()
+
+
+def settled(
+    files: Sequence[LandedFile], settle_seconds: float, now: float | None = None
+) -> tuple[list[LandedFile], list[LandedFile]]:
+    """(files to take now, files that wait for a later build).
+
+    A file waits while it may still be written: younger than ``settle_seconds`` by its
+    modification time, or no longer the size / modification time discovery saw.
+    """
+    now = time.time() if now is None else now
+    ready, waiting = [], []
+    for f in files:
+        young = now - f.mtime_ns / 1e9 < settle_seconds
+        if young or changed_since(f) is not None:
+            waiting.append(f)
+        else:
+            ready.append(f)
+    if waiting:
+        log.info(
+            "%d landed file(s) still settling (FLOE_SETTLE_SECONDS=%s), left for a later build: %s",
+            len(waiting),
+            settle_seconds,
+            ", ".join(f.key for f in waiting[:5]),
+        )
+    return ready, waiting
+
+
+def changed_since(f: LandedFile) -> str | None:
+    """Why ``f`` is not the file discovery saw (size, modification time, gone), or None."""
+    try:
+        stat = f.path.stat()
+    except FileNotFoundError:
+        return "removed since it was discovered"
+    if stat.st_size != f.size:
+        return f"size changed from {f.size} to {stat.st_size} bytes since it was discovered"
+    if stat.st_mtime_ns != f.mtime_ns:
+        return "modified since it was discovered"
+    return None
 
 
 def spark_path(path: Path) -> str:

@@ -12,14 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from floe.feeds import files as landed_files
 from floe.feeds import ledger
 from floe.feeds.declarations import Feed, FeedError
 from floe.feeds.kinds import kind_module
-from floe.feeds.kinds.base import IngestContext
+from floe.feeds.kinds.base import Batch, IngestContext
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from floe.feeds.files import LandedFile
     from floe.runtime import Settings
 
 
@@ -61,13 +63,42 @@ def ingest(
     ledger.ensure_tables(spark)
     landed = kind.discover(feed, settings.landing)
     done = ledger.done_files(spark, feed, raw_exists)
+    # Files ingested before and changed since are reported, never read again.
+    ledger.report_changes(spark, feed, [f for f in landed if f.key in done])
     new = [f for f in landed if f.key not in done and (only is None or f.key in only)]
+    # A file that may still be being written waits for a later build.
+    new, _waiting = landed_files.settled(new, settings.settle_seconds)
     if not new:
         return IngestResult(kind.empty(spark, feed, ctx))
     batch = kind.read(spark, feed, new, ctx)
+    batch = _without_changed(batch, new)
     ledger.record(spark, feed, new, batch.counts, batch.quarantine, ctx.ingested_at)
     _PENDING_RECONCILIATION.add(feed.raw_table)
-    return IngestResult(batch.rows, [f.key for f in new], dict(batch.counts))
+    taken = [f.key for f in new if not batch.counts.get(f.key, ledger.FileCounts(0, 0)).skipped]
+    return IngestResult(batch.rows, taken, dict(batch.counts))
+
+
+def _without_changed(batch: Batch, files: list[LandedFile]) -> Batch:
+    """``batch`` without the files that changed while they were read (any kind).
+
+    Their counts say ``skipped`` (the ledger does not record them, so the next build
+    reads them again) and their rows leave the raw and quarantine rows.
+    """
+    from pyspark.sql import functions as F
+
+    counts = dict(batch.counts)
+    moved = {}
+    for f in files:
+        why = counts.get(f.key, ledger.FileCounts(0, 0)).skipped or landed_files.changed_since(f)
+        if why:
+            moved[f.key] = why
+    if not moved:
+        return batch
+    for key, why in moved.items():
+        counts[key] = ledger.FileCounts(0, 0, 0, skipped=why)
+    keep = ~F.col("_source_file").isin(sorted(moved))
+    quarantine = batch.quarantine.where(keep) if batch.quarantine is not None else None
+    return Batch(batch.rows.where(keep), counts, quarantine, batch.notes)
 
 
 class ReconciliationError(FeedError):

@@ -15,15 +15,24 @@ nothing is lost and nothing is counted twice.
 
 File names reach these tables only as data (DataFrame filters and bound parameters),
 never pasted into SQL text.
+
+Additive since the first version (issue 15; older tables gain the columns on first
+use): ``raw.landed_files.checksum`` (a file's content hash when it was read, see
+:func:`floe.feeds.files.file_checksum`), and ``raw.landed_file_changes``, one row per
+change observed in a file *after* it was ingested (floe never re-reads such a file;
+it reports it once per observed state). A file whose :class:`FileCounts` carry
+``skipped`` (it changed while it was read) is not recorded at all: it is not done,
+and the next build reads it again.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -31,8 +40,11 @@ if TYPE_CHECKING:
     from floe.feeds.declarations import Feed
     from floe.feeds.files import LandedFile
 
+log = logging.getLogger(__name__)
+
 QUARANTINE = "raw.quarantine"
 LANDED_FILES = "raw.landed_files"
+LANDED_FILE_CHANGES = "raw.landed_file_changes"
 
 QUARANTINE_COLUMNS = (
     ("feed", "string"),
@@ -55,6 +67,19 @@ LANDED_FILES_COLUMNS = (
     ("loaded", "bigint"),
     ("quarantined", "bigint"),
     ("_ingested_at", "timestamp"),
+    ("checksum", "string"),  # added by issue 15: NULL in rows written before it
+)
+LANDED_FILE_CHANGES_COLUMNS = (
+    ("feed", "string"),
+    ("_source_file", "string"),
+    ("change", "string"),  # size | content | removed
+    ("recorded_bytes", "bigint"),
+    ("recorded_modified_at", "timestamp"),
+    ("recorded_checksum", "string"),
+    ("observed_bytes", "bigint"),
+    ("observed_modified_at", "timestamp"),
+    ("observed_checksum", "string"),
+    ("detected_at", "timestamp"),
 )
 
 
@@ -69,6 +94,10 @@ class FileCounts:
     records_in: int
     loaded: int
     quarantined: int = 0
+    # Additive (issue 15): the file's checksum when it was read, and why a file that
+    # was discovered is not recorded in this batch (it changed while it was read).
+    checksum: str | None = None
+    skipped: str | None = None
 
 
 def batch_time() -> str:
@@ -83,6 +112,16 @@ def ensure_tables(spark: SparkSession) -> None:
     )
     spark.sql(
         f"create table if not exists {LANDED_FILES} ({_ddl(LANDED_FILES_COLUMNS)}) "
+        "using iceberg tblproperties ('format-version' = '2')"
+    )
+    # Tables created before a column was added gain it (Iceberg: metadata only).
+    have = {f.name for f in spark.table(LANDED_FILES).schema.fields}
+    for name, typ in LANDED_FILES_COLUMNS:
+        if name not in have:
+            spark.sql(f"alter table {LANDED_FILES} add column {name} {typ}")
+    spark.sql(
+        f"create table if not exists {LANDED_FILE_CHANGES} "
+        f"({_ddl(LANDED_FILE_CHANGES_COLUMNS)}) "
         "using iceberg tblproperties ('format-version' = '2')"
     )
 
@@ -120,6 +159,12 @@ def record(
     from pyspark.sql import functions as F
 
     ensure_tables(spark)
+    skipped = {k: c.skipped for k, c in counts.items() if c.skipped}
+    for key, why in sorted(skipped.items()):
+        log.warning("feed %s: %s not recorded, read again next build: %s", feed.name, key, why)
+    files = [f for f in files if f.key not in skipped]
+    if not files:
+        return
     keys = [f.key for f in files]
     # Only a replay after a crash finds rows to replace; a first pass commits no delete.
     view = f"floe_replaced_files_{uuid.uuid4().hex}"
@@ -140,14 +185,24 @@ def record(
     rows = []
     for f in files:
         c = counts.get(f.key, FileCounts(0, 0, 0))
-        modified = datetime.fromtimestamp(f.mtime_ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+        modified = _stamp(f.mtime_ns)
         rows.append(
-            (feed.name, f.key, f.size, modified, c.records_in, c.loaded, c.quarantined, ingested_at)
+            (
+                feed.name,
+                f.key,
+                f.size,
+                modified,
+                c.records_in,
+                c.loaded,
+                c.quarantined,
+                ingested_at,
+                c.checksum,
+            )
         )
     manifest = spark.createDataFrame(
         rows,
         "feed string, _source_file string, bytes bigint, modified_at string, records_in bigint, "
-        "loaded bigint, quarantined bigint, _ingested_at string",
+        "loaded bigint, quarantined bigint, _ingested_at string, checksum string",
     ).select(
         "feed",
         "_source_file",
@@ -157,8 +212,113 @@ def record(
         "loaded",
         "quarantined",
         F.col("_ingested_at").cast("timestamp").alias("_ingested_at"),
+        "checksum",
     )
     manifest.writeTo(LANDED_FILES).append()
+
+
+def _stamp(ns: int) -> str:
+    """A modification time in ns as timestamp text, exact to the microsecond (no float)."""
+    seconds, micros = divmod(ns // 1000, 1_000_000)
+    moment = datetime.fromtimestamp(seconds, UTC) + timedelta(microseconds=micros)
+    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def report_changes(
+    spark: SparkSession, feed: Feed, files: Sequence[LandedFile]
+) -> list[tuple[str, str]]:
+    """Report ``feed``'s already-ingested files whose content changed since they were read.
+
+    ``files`` are the discovered files the ledger says are done. A file whose size
+    differs from the recorded one changed; one with the same size and another
+    modification time is checksummed and changed only if the content differs (a
+    ``touch`` is no change). Each change is logged as a warning and written once per
+    observed state to ``raw.landed_file_changes``; the file is never read again.
+    Returns ``(key, change)`` of the changes found (reported before or now).
+    """
+    from pyspark.sql import functions as F
+
+    from floe.feeds.files import file_checksum
+
+    ensure_tables(spark)
+    recorded = {
+        r["_source_file"]: r
+        for r in spark.table(LANDED_FILES)
+        .where(F.col("feed") == feed.name)
+        .select(
+            "_source_file",
+            "bytes",
+            "modified_at",
+            F.unix_micros("modified_at").alias("modified_us"),
+            "checksum",
+        )
+        .collect()
+    }
+    found: list[tuple[str, str, Any, LandedFile]] = []
+    for f in files:
+        row = recorded.get(f.key)
+        if row is None or row["bytes"] is None:
+            continue
+        if row["bytes"] != f.size:
+            found.append((f.key, "size", None, f))
+        elif row["modified_us"] != f.mtime_ns // 1000:
+            observed = file_checksum(f.path)
+            if row["checksum"] is not None and observed != row["checksum"]:
+                found.append((f.key, "content", observed, f))
+    if not found:
+        return []
+    seen = {
+        (r[0], r[1], r[2])
+        for r in spark.table(LANDED_FILE_CHANGES)
+        .where(F.col("feed") == feed.name)
+        .select("_source_file", "observed_bytes", F.unix_micros("observed_modified_at"))
+        .collect()
+    }
+    rows = []
+    for key, change, observed, f in found:
+        row = recorded[key]
+        log.warning(
+            "feed %s: landed file %s changed after it was ingested (%s): it is not read again; "
+            "land corrected data as a new file",
+            feed.name,
+            key,
+            change,
+        )
+        if (key, f.size, f.mtime_ns // 1000) in seen:
+            continue
+        rows.append(
+            (
+                feed.name,
+                key,
+                change,
+                row["bytes"],
+                row["modified_at"],
+                row["checksum"],
+                f.size,
+                _stamp(f.mtime_ns),
+                observed,
+                batch_time(),
+            )
+        )
+    if rows:
+        spark.createDataFrame(
+            rows,
+            "feed string, _source_file string, change string, recorded_bytes bigint, "
+            "recorded_modified_at timestamp, recorded_checksum string, observed_bytes bigint, "
+            "observed_modified_at string, observed_checksum string, detected_at string",
+        ).select(
+            "feed",
+            "_source_file",
+            "change",
+            "recorded_bytes",
+            "recorded_modified_at",
+            "recorded_checksum",
+            "observed_bytes",
+            F.col("observed_modified_at").cast("timestamp").alias("observed_modified_at"),
+            "observed_checksum",
+            F.col("detected_at").cast("timestamp").alias("detected_at"),
+        ).writeTo(LANDED_FILE_CHANGES).append()
+    return [(key, change) for key, change, _, _ in found]
 
 
 @dataclass(frozen=True)

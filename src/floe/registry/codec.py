@@ -13,7 +13,8 @@ by cause:
 ``unknown_compression`` / ``truncated`` / ``bad_zlib``  (wire)
 ``unknown_schema``  UUID not in the registry
 ``avro_decode``     Avro payload does not decode (truncated, trailing bytes, bad data)
-``json_parse``      payload is not UTF-8 JSON
+``json_parse``      payload is not UTF-8 JSON as RFC 8259 defines it (no NaN/Infinity)
+``too_deep``        JSON payload nests deeper than the cap
 ``schema_violation``  JSON payload breaks its JSON Schema
 ==================  =============================================================
 
@@ -56,6 +57,16 @@ class SchemaViolationError(PayloadError):
     code = "schema_violation"
 
 
+class TooDeepError(PayloadError):
+    """A JSON payload nested deeper than the cap (a parser/validator stack bomb)."""
+
+    code = "too_deep"
+
+
+# JSON nesting allowed when the caller gives no cap (orjson's own limit is 1024).
+DEFAULT_MAX_DEPTH = 128
+
+
 # Catch these (all carry ``.code``) to quarantine instead of failing a batch.
 DECODE_ERRORS: tuple[type[Exception], ...] = (
     wire.WireFormatError,
@@ -73,10 +84,69 @@ def _avro_schema(definition: str) -> Any:
 
 @lru_cache(maxsize=256)
 def _json_validator(definition: str) -> Any:
-    import jsonschema
+    """The definition compiled to a Python function (fastjsonschema) that raises on the
+    first violation. Formats are not asserted (as jsonschema's default validator)."""
+    import fastjsonschema
 
-    schema = json.loads(definition)
-    return jsonschema.validators.validator_for(schema)(schema)
+    return fastjsonschema.compile(json.loads(definition), use_formats=False)
+
+
+def json_depth(value: Any, limit: int) -> int:
+    """Nesting depth of a parsed JSON value, counted without recursion; stops past ``limit``."""
+    depth = 0
+    level = [value]
+    while level:
+        children: list[Any] = []
+        for item in level:
+            if isinstance(item, dict):
+                children.extend(item.values())
+            elif isinstance(item, list):
+                children.extend(item)
+        if not children and not any(isinstance(i, dict | list) for i in level):
+            break
+        depth += 1
+        if depth > limit:
+            break
+        level = children
+    return depth
+
+
+def parse_json(payload: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """Strict JSON (RFC 8259): UTF-8 only, no NaN/Infinity, nesting at most ``max_depth``.
+
+    orjson parses without recursion on the Python stack and refuses what the standard
+    does not define; the depth is walked only when the bracket count could exceed it.
+    """
+    import orjson
+
+    try:
+        value = orjson.loads(payload)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            raise TooDeepError(f"JSON payload nests deeper than {max_depth} levels") from exc
+        raise JsonParseError(f"payload is not UTF-8 JSON: {exc}") from exc
+    if (
+        payload.count(b"[") + payload.count(b"{") > max_depth
+        and json_depth(value, max_depth) > max_depth
+    ):
+        raise TooDeepError(
+            f"JSON payload nests deeper than {max_depth} levels (FLOE_DECODE_MAX_DEPTH)"
+        )
+    return value
+
+
+def validate_json(record: Any, version: SchemaVersion) -> None:
+    """Raise :class:`SchemaViolationError` naming the path and rule the record breaks."""
+    import fastjsonschema
+
+    try:
+        _json_validator(version.definition)(record)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        path = exc.path if isinstance(exc.path, list) else []
+        where = "/".join(str(p) for p in path[1:]) or "<root>"
+        raise SchemaViolationError(
+            f"{where}: {exc.message} ({version.name} v{version.version_number})"
+        ) from exc
 
 
 def encode_payload(record: Any, version: SchemaVersion) -> bytes:
@@ -92,7 +162,12 @@ def encode_payload(record: Any, version: SchemaVersion) -> bytes:
     raise ValueError(f"data format {version.data_format!r} is not AVRO or JSON")
 
 
-def decode_payload(payload: bytes, version: SchemaVersion, validate: bool = True) -> Any:
+def decode_payload(
+    payload: bytes,
+    version: SchemaVersion,
+    validate: bool = True,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Any:
     """Decode payload bytes under ``version``; raises a :class:`PayloadError`."""
     if version.data_format == "AVRO":
         import fastavro
@@ -112,17 +187,9 @@ def decode_payload(payload: bytes, version: SchemaVersion, validate: bool = True
             )
         return record
     if version.data_format == "JSON":
-        try:
-            record = json.loads(payload.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise JsonParseError(f"payload is not UTF-8 JSON: {exc}") from exc
+        record = parse_json(payload, max_depth)
         if validate:
-            error = next(iter(_json_validator(version.definition).iter_errors(record)), None)
-            if error is not None:
-                where = "/".join(str(p) for p in error.absolute_path) or "<root>"
-                raise SchemaViolationError(
-                    f"{where}: {error.message} ({version.name} v{version.version_number})"
-                )
+            validate_json(record, version)
         return record
     raise ValueError(f"data format {version.data_format!r} is not AVRO or JSON")
 
@@ -139,13 +206,15 @@ def unframe(
     *,
     validate: bool = True,
     confluent_ids: Mapping[int, uuid.UUID | str] | None = None,
+    max_inflated: int | None = None,
+    max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> tuple[SchemaVersion, Any]:
     """Decode one framed record: ``(schema version, record)``.
 
     Confluent-framed records carry an integer id; ``confluent_ids`` maps it to a
     registered version UUID (floe's registries are keyed by UUID).
     """
-    frame_ = wire.decode(data)
+    frame_ = wire.decode(data, max_inflated)
     if isinstance(frame_, wire.ConfluentFrame):
         mapped = (confluent_ids or {}).get(frame_.schema_id)
         if mapped is None:
@@ -153,4 +222,4 @@ def unframe(
         version = registry.get_by_uuid(mapped)
     else:
         version = registry.get_by_uuid(frame_.schema_version_id)
-    return version, decode_payload(frame_.payload, version, validate=validate)
+    return version, decode_payload(frame_.payload, version, validate=validate, max_depth=max_depth)

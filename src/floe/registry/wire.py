@@ -60,6 +60,12 @@ class BadZlibError(WireFormatError):
     code = "bad_zlib"
 
 
+class InflateLimitError(WireFormatError):
+    """A zlib payload that inflates past the cap (a decompression bomb, or a cap too low)."""
+
+    code = "inflate_limit"
+
+
 @dataclass(frozen=True)
 class GlueFrame:
     """A decoded Glue SerDe frame; ``payload`` is already decompressed."""
@@ -89,7 +95,7 @@ def encode_glue(
     return bytes((GLUE_HEADER_VERSION, compression)) + version.bytes + body
 
 
-def decode_glue(data: bytes) -> GlueFrame:
+def decode_glue(data: bytes, max_inflated: int | None = None) -> GlueFrame:
     """Unframe a Glue SerDe record, raising a typed :class:`WireFormatError`."""
     if not data:
         raise TruncatedError("empty record: expected an 18-byte Glue header")
@@ -112,18 +118,31 @@ def decode_glue(data: bytes) -> GlueFrame:
     version = uuid.UUID(bytes=bytes(data[2:GLUE_HEADER_LEN]))
     body = bytes(data[GLUE_HEADER_LEN:])
     if compression == COMPRESSION_ZLIB:
-        body = _inflate(body)
+        body = inflate(body, max_inflated)
     return GlueFrame(version, body, compression == COMPRESSION_ZLIB)
 
 
-def _inflate(body: bytes) -> bytes:
-    # decompressobj (not zlib.decompress) so trailing garbage and a missing end of
-    # stream are both errors: a truncated stream must never decode to a prefix.
+def inflate(body: bytes, max_inflated: int | None = None) -> bytes:
+    """Inflate one complete zlib stream, producing at most ``max_inflated`` bytes.
+
+    decompressobj (not zlib.decompress) so trailing garbage and a missing end of
+    stream are both errors: a truncated stream must never decode to a prefix. The cap
+    is enforced while inflating (``max_length``): a 1 GiB bomb costs the worker
+    ``max_inflated`` bytes, never a gigabyte.
+    """
     inflater = zlib.decompressobj()
     try:
-        out = inflater.decompress(body)
+        if max_inflated is None:
+            out = inflater.decompress(body)
+        else:
+            out = inflater.decompress(body, max_inflated + 1)
     except zlib.error as exc:
         raise BadZlibError(f"zlib payload does not inflate: {exc}") from exc
+    if max_inflated is not None and (len(out) > max_inflated or inflater.unconsumed_tail):
+        raise InflateLimitError(
+            f"zlib payload of {len(body)} bytes inflates past the cap of {max_inflated} bytes "
+            "(FLOE_DECODE_MAX_INFLATED_BYTES)"
+        )
     if not inflater.eof:
         raise BadZlibError("zlib payload is truncated (stream has no end marker)")
     if inflater.unused_data:
@@ -149,11 +168,11 @@ def decode_confluent(data: bytes) -> ConfluentFrame:
     return ConfluentFrame(schema_id, bytes(data[CONFLUENT_HEADER_LEN:]))
 
 
-def decode(data: bytes) -> GlueFrame | ConfluentFrame:
-    """Unframe either format, dispatching on the first byte."""
+def decode(data: bytes, max_inflated: int | None = None) -> GlueFrame | ConfluentFrame:
+    """Unframe either format, dispatching on the first byte (zlib capped at ``max_inflated``)."""
     if data and data[0] == CONFLUENT_MAGIC:
         return decode_confluent(data)
-    return decode_glue(data)
+    return decode_glue(data, max_inflated)
 
 
 def decode_base64(text: str | bytes) -> bytes:

@@ -31,6 +31,20 @@ JAR_OVERRIDE_VARS = {
 
 DEFAULT_AWS_REGION = "us-east-1"
 
+# Where schema version UUIDs of landed records resolve (floe.registry.backends.BACKENDS;
+# "file" is an alias of "local"). Listed here so a typo fails when Settings are read.
+REGISTRY_BACKENDS = ("local", "file", "glue")
+
+# Hostile-input caps of the stream decode (docs/feeds.md, "Hostile input"). A Kinesis
+# record carries at most 10 MiB; its base64 text in a JSONL envelope is 4/3 of that.
+DEFAULT_MAX_RECORD_BYTES = 10 * 1024 * 1024
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_INFLATED_BYTES = 10 * 1024 * 1024
+DEFAULT_MAX_DEPTH = 128
+DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
+# A landed file younger than this (by modification time) may still be being written.
+DEFAULT_SETTLE_SECONDS = 5.0
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
 
@@ -61,6 +75,26 @@ def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
         value = 0
     if value < 1:
         raise SettingsError(f"{name}={raw!r} is not a positive integer")
+    return value
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # also rejects NaN
+        raise SettingsError(f"{name}={raw!r} is not a number of seconds >= 0")
+    return value
+
+
+def _choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = (env.get(name) or default).strip().lower()
+    if value not in choices:
+        raise SettingsError(f"{name}={env.get(name)!r}: use one of {', '.join(choices)}")
     return value
 
 
@@ -105,6 +139,14 @@ class Settings:
     # -- schema registry (Glue backend)
     glue_endpoint: str | None = None
     aws_region: str = DEFAULT_AWS_REGION
+    # -- stream ingestion (docs/feeds.md)
+    registry_backend: str = "local"  # where the decode resolves schema version UUIDs
+    settle_seconds: float = DEFAULT_SETTLE_SECONDS
+    decode_max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    decode_max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    decode_max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES
+    decode_max_depth: int = DEFAULT_MAX_DEPTH
+    decode_split_bytes: int = DEFAULT_SPLIT_BYTES
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -141,6 +183,19 @@ class Settings:
             aws_region=(
                 env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or DEFAULT_AWS_REGION
             ),
+            registry_backend=_choice(env, "FLOE_REGISTRY_BACKEND", "local", REGISTRY_BACKENDS),
+            settle_seconds=_seconds(env, "FLOE_SETTLE_SECONDS", DEFAULT_SETTLE_SECONDS),
+            decode_max_line_bytes=_positive_int(
+                env, "FLOE_DECODE_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES
+            ),
+            decode_max_record_bytes=_positive_int(
+                env, "FLOE_DECODE_MAX_RECORD_BYTES", DEFAULT_MAX_RECORD_BYTES
+            ),
+            decode_max_inflated_bytes=_positive_int(
+                env, "FLOE_DECODE_MAX_INFLATED_BYTES", DEFAULT_MAX_INFLATED_BYTES
+            ),
+            decode_max_depth=_positive_int(env, "FLOE_DECODE_MAX_DEPTH", DEFAULT_MAX_DEPTH),
+            decode_split_bytes=_positive_int(env, "FLOE_DECODE_SPLIT_BYTES", DEFAULT_SPLIT_BYTES),
         )
 
     # -- derived places

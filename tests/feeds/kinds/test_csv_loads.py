@@ -21,7 +21,13 @@ def read_new_customer_files(spark, landing, _table, seen):
 
     files = [f for f in csv_loads.discover(MASTER, landing) if f.key not in seen]
     ctx = IngestContext(
-        Settings.from_env({"FLOE_HOME": str(landing / ".home"), "FLOE_LANDING": str(landing)}),
+        Settings.from_env(
+            {
+                "FLOE_HOME": str(landing / ".home"),
+                "FLOE_LANDING": str(landing),
+                "FLOE_SETTLE_SECONDS": "0",
+            }
+        ),
         "2022-07-09 00:00:00",
         landing,
     )

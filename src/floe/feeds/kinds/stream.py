@@ -11,9 +11,11 @@ table's record columns are the Spark type of the schema's latest version, plus
 One decode pass per batch of new files (floe.decode) feeds three tables: the typed
 rows (returned to dbt, which appends them to ``raw.<feed>``), ``raw.quarantine``
 (every record that did not decode, with its code) and ``raw.landed_files`` (per-file
-counts). The pass is written once to a Parquet staging folder, so counts,
-quarantine rows and raw rows are read from it without decoding twice and without
-holding records in the driver.
+counts and checksums). Python workers read the files and write the pass once to a
+Parquet staging folder; only per-piece counts reach the driver, and the raw and
+quarantine rows are read from the folder. Redeliveries (a sequence number already
+ingested for the stream) become ``duplicate`` quarantine rows; the schema registry
+is the configured backend (``FLOE_REGISTRY_BACKEND``), opened by each executor.
 """
 
 from __future__ import annotations
@@ -33,11 +35,8 @@ from typing import TYPE_CHECKING, Any
 from floe.feeds.declarations import Feed, FeedError
 from floe.feeds.files import (
     LandedFile,
-    check_counts,
     landed_file,
     list_files,
-    spark_path,
-    with_file_columns,
 )
 from floe.feeds.kinds.base import Batch, IngestContext, demo_maker
 from floe.feeds.ledger import FileCounts
@@ -45,10 +44,10 @@ from floe.feeds.ledger import FileCounts
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from floe.decode.core import StreamSpec
+    from floe.decode.core import PieceCounts, StreamSpec
     from floe.generator.base import GenerateOptions, WriteReport
     from floe.generator.synth import StreamDemo
-    from floe.registry.backends import FileRegistry, SchemaVersion
+    from floe.registry.backends import FileRegistry, RegistryRef, SchemaVersion
 
 OPTIONS = frozenset({"registry_schema", "registry", "timestamps"})
 PARTITIONS = ("year", "month", "day", "hour")
@@ -159,7 +158,7 @@ def record_type(feed: Feed, project_dir: Path) -> Any:
 def discover(feed: Feed, landing: Path) -> list[LandedFile]:
     """Every landed JSONL file of the stream, in folder (hour) and name order."""
     files = []
-    for path in list_files(landing / feed.landing, f"{FOLDERS}/*.jsonl"):
+    for path in list_files(landing / feed.landing, f"{FOLDERS}/*.jsonl", root=landing):
         parts = {}
         for folder in path.parents[:4]:
             name, _, value = folder.name.partition("=")
@@ -188,17 +187,6 @@ def _staging_dir(state_dir: Path, feed: Feed) -> Path:
     return root / uuid.uuid4().hex
 
 
-def read_lines(spark: SparkSession, files: Sequence[LandedFile]) -> DataFrame:
-    """Landed JSONL files as ``_line, _source_file, ingest_*`` (blank lines dropped)."""
-    from pyspark.sql import functions as F
-
-    text = spark.read.text([spark_path(f.path) for f in files])
-    lines = with_file_columns(text, spark, files, FILE_ATTRS)
-    return lines.select(
-        F.col("value").alias("_line"), "_source_file", *(n for n, _ in FILE_ATTRS)
-    ).where(F.length("_line") > 0)
-
-
 def split(decoded: DataFrame, feed: Feed, ingested_at: str) -> tuple[DataFrame, DataFrame]:
     """(raw rows, quarantine rows) of a decoded DataFrame, stamped with one batch time."""
     from pyspark.sql import functions as F
@@ -220,40 +208,226 @@ def split(decoded: DataFrame, feed: Feed, ingested_at: str) -> tuple[DataFrame, 
     return good, bad
 
 
-def file_counts(decoded: DataFrame) -> dict[str, FileCounts]:
-    from pyspark.sql import functions as F
+def registry_ref(ctx: IngestContext) -> RegistryRef:
+    """The configured registry backend, as executors open it; checked reachable first.
 
-    rows = (
-        decoded.groupBy("_source_file")
-        .agg(
-            F.count(F.lit(1)).alias("records_in"),
-            F.count(F.when(F.col("error_code").isNull(), 1)).alias("decoded"),
-            F.count(F.col("error_code")).alias("quarantined"),
+    The local backend is synced from ``schemas/`` first (producers and the decode
+    share its derived UUIDs); Glue is the producers' own registry and is only read.
+    """
+    from floe.registry.backends import RegistryRef
+
+    ref = RegistryRef.from_settings(ctx.settings)
+    if ref.backend == "local":
+        sync_local_registry(ctx.state_dir, schemas_dir(ctx.project_dir))
+    else:
+        ref.open().check_reachable()  # fail the build before any task, naming the endpoint
+    return ref
+
+
+def _file_counts(pieces: Sequence[PieceCounts]) -> dict[str, FileCounts]:
+    from floe.feeds.files import combine_checksum
+
+    by_file: dict[str, list[PieceCounts]] = {}
+    for piece in pieces:
+        by_file.setdefault(piece.source_file, []).append(piece)
+    counts = {}
+    for key, parts in by_file.items():
+        parts.sort(key=lambda p: p.start)
+        changed = next((p.changed for p in parts if p.changed), None)
+        checksum = None
+        if all(p.blocks is not None for p in parts):
+            checksum = combine_checksum(bytes.fromhex(p.blocks or "") for p in parts)
+        counts[key] = FileCounts(
+            sum(p.records_in for p in parts),
+            sum(p.decoded for p in parts),
+            sum(p.quarantined for p in parts),
+            checksum=checksum if changed is None else None,
+            skipped=changed,
         )
-        .collect()
-    )
-    counts = {r[0]: FileCounts(r[1], r[2], r[3]) for r in rows}
-    check_counts(counts, "stream decode")
     return counts
 
 
-def decode(spark: SparkSession, feed: Feed, lines: DataFrame, ctx: IngestContext) -> Batch:
-    """Decode ``lines`` (``_line, _source_file, ingest_*``) in one staged pass."""
-    from floe.decode.core import decode_lines
+def duplicates(
+    spark: SparkSession, feed: Feed, staged: DataFrame, low: str, high: str
+) -> DataFrame:
+    """``_source_file, _offset, error_detail`` of good staged rows that are redeliveries.
 
-    sync_local_registry(ctx.state_dir, schemas_dir(ctx.project_dir))
-    staging = _staging_dir(ctx.state_dir, feed)
-    out = decode_lines(
-        lines, spec(feed), registry_path(ctx.state_dir), record_type(feed, ctx.project_dir)
+    A record is a redelivery when its sequence number is already in ``raw.<feed>``, or
+    an earlier row of this batch (by file, then offset) carries it. The check shuffles
+    only a 64-bit hash of each good row's sequence number; rows whose hash is seen twice
+    (or in the raw table, read only in the batch's sequence-number range, which Iceberg
+    prunes by file statistics) are compared exactly.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    good = staged.where(F.col("error_code").isNull() & F.col("_sequence_number").isNotNull())
+    new_hashes = good.select(F.xxhash64("_sequence_number").alias("h"), F.lit(0).alias("old"))
+    old_rows = None
+    if spark.catalog.tableExists(feed.raw_table):
+        old_rows = (
+            spark.table(feed.raw_table)
+            .where(F.col("_sequence_number").between(low, high))
+            .select("_sequence_number")
+            .distinct()
+        )
+        new_hashes = new_hashes.unionByName(
+            old_rows.select(F.xxhash64("_sequence_number").alias("h"), F.lit(1).alias("old"))
+        )
+    suspects = new_hashes.groupBy("h").count().where(F.col("count") > 1).select("h")
+    rows = good.join(
+        F.broadcast(suspects), F.xxhash64("_sequence_number") == F.col("h"), "left_semi"
+    ).select("_sequence_number", "_source_file", "_offset")
+    order = Window.partitionBy("_sequence_number").orderBy("_source_file", "_offset")
+    ranked = rows.select("*", F.row_number().over(order).alias("n"))
+    first = F.first(F.struct("_source_file", "_offset")).over(order)
+    ranked = ranked.select("*", first.alias("first"))
+    if old_rows is not None:
+        ranked = ranked.join(
+            old_rows.select("_sequence_number", F.lit(True).alias("in_raw")),
+            "_sequence_number",
+            "left",
+        )
+    else:
+        ranked = ranked.select("*", F.lit(None).cast("boolean").alias("in_raw"))
+    return ranked.where(F.col("in_raw") | (F.col("n") > 1)).select(
+        "_source_file",
+        "_offset",
+        F.when(
+            F.col("in_raw"),
+            F.concat(
+                F.lit("sequence number "),
+                F.col("_sequence_number"),
+                F.lit(f" is already in {feed.raw_table} (a redelivery)"),
+            ),
+        )
+        .otherwise(
+            F.concat(
+                F.lit("sequence number "),
+                F.col("_sequence_number"),
+                F.lit(" was already read from "),
+                F.col("first._source_file"),
+                F.lit(" at byte "),
+                F.col("first._offset").cast("string"),
+                F.lit(" (a redelivery)"),
+            )
+        )
+        .alias("dup_detail"),
     )
-    out.write.parquet(str(staging))
-    decoded = spark.read.parquet(str(staging))
-    good, bad = split(decoded, feed, ctx.ingested_at)
-    return Batch(rows=good, counts=file_counts(decoded), quarantine=bad)
+
+
+def _mark_duplicates(
+    spark: SparkSession,
+    feed: Feed,
+    staged: DataFrame,
+    staging: Path,
+    counts: dict[str, FileCounts],
+    low: str | None,
+    high: str | None,
+) -> DataFrame:
+    """``staged`` with redeliveries turned into ``duplicate`` rows; ``counts`` adjusted."""
+    from pyspark.sql import functions as F
+
+    from floe.decode.records import DUPLICATE
+
+    if low is None or high is None:
+        return staged
+    dup_dir = staging.with_name(staging.name + "-duplicates")
+    duplicates(spark, feed, staged, low, high).write.parquet(str(dup_dir))
+    dups = spark.read.parquet(str(dup_dir))
+    per_file = {r[0]: r[1] for r in dups.groupBy("_source_file").count().collect()}
+    if not per_file:
+        return staged
+    for key, n in per_file.items():
+        c = counts[key]
+        counts[key] = FileCounts(
+            c.records_in, c.loaded - n, c.quarantined + n, c.checksum, c.skipped
+        )
+    marked = staged.join(dups, ["_source_file", "_offset"], "left")
+    is_dup = F.col("dup_detail").isNotNull()
+    return marked.select(
+        *(
+            F.when(is_dup, F.lit(DUPLICATE)).otherwise(F.col(c)).alias(c)
+            if c == "error_code"
+            else F.when(is_dup, F.col("dup_detail")).otherwise(F.col(c)).alias(c)
+            if c == "error_detail"
+            else F.when(is_dup, F.to_json("record")).otherwise(F.col(c)).alias(c)
+            if c == "raw_data"
+            else F.col(c)
+            for c in staged.columns
+        )
+    )
+
+
+def _finish(
+    spark: SparkSession,
+    feed: Feed,
+    ctx: IngestContext,
+    staging: Path,
+    pieces: Sequence[PieceCounts],
+) -> Batch:
+    """Counts, redeliveries, raw and quarantine rows of a staged decode pass."""
+    from pyspark.sql import functions as F
+
+    from floe.decode.core import read_staged
+
+    counts = _file_counts(pieces)
+    staged = read_staged(spark, staging, record_type(feed, ctx.project_dir))
+    changed = sorted(k for k, c in counts.items() if c.skipped)
+    if changed:
+        # Read while it was being written: its rows go nowhere, the ledger does not
+        # record it, the next build reads it whole.
+        staged = staged.where(~F.col("_source_file").isin(changed))
+    live = [p for p in pieces if p.source_file not in changed]
+    lows = [p.min_seq for p in live if p.min_seq is not None]
+    highs = [p.max_seq for p in live if p.max_seq is not None]
+    staged = _mark_duplicates(
+        spark,
+        feed,
+        staged,
+        staging,
+        counts,
+        min(lows) if lows else None,
+        max(highs) if highs else None,
+    )
+    good, bad = split(staged, feed, ctx.ingested_at)
+    return Batch(rows=good, counts=counts, quarantine=bad, notes={"skipped": changed})
+
+
+def decode(spark: SparkSession, feed: Feed, lines: DataFrame, ctx: IngestContext) -> Batch:
+    """Decode ``lines`` (``_line, _source_file, ingest_*``; a streaming micro-batch)."""
+    from floe.decode.core import DecodeLimits, stage_lines
+
+    ref = registry_ref(ctx)
+    staging = _staging_dir(ctx.state_dir, feed)
+    pieces = stage_lines(
+        lines,
+        spec(feed),
+        record_type(feed, ctx.project_dir),
+        ref,
+        DecodeLimits.from_settings(ctx.settings),
+        staging,
+    )
+    return _finish(spark, feed, ctx, staging, pieces)
 
 
 def read(spark: SparkSession, feed: Feed, files: Sequence[LandedFile], ctx: IngestContext) -> Batch:
-    return decode(spark, feed, read_lines(spark, files), ctx)
+    """Decode ``files`` in one staged pass: Python workers read, decode and stage them."""
+    from floe.decode.core import DecodeLimits, stage_files
+
+    ref = registry_ref(ctx)
+    staging = _staging_dir(ctx.state_dir, feed)
+    pieces = stage_files(
+        spark,
+        files,
+        spec(feed),
+        record_type(feed, ctx.project_dir),
+        ref,
+        DecodeLimits.from_settings(ctx.settings),
+        staging,
+        ctx.settings.decode_split_bytes,
+    )
+    return _finish(spark, feed, ctx, staging, pieces)
 
 
 def empty(spark: SparkSession, feed: Feed, ctx: IngestContext) -> DataFrame:

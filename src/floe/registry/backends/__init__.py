@@ -11,11 +11,14 @@ A new backend is a module with a ``Registry`` subclass plus one line in ``BACKEN
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from floe.registry.backends.base import (
     DEFAULT_REGISTRY,
     Registry,
+    RegistryUnavailableError,
     SchemaDef,
     SchemaVersion,
     UnknownSchemaError,
@@ -49,12 +52,62 @@ def open_registry(backend: str = "local", settings: Settings | None = None) -> R
     return impl.from_settings(settings or Settings.from_env())
 
 
+@dataclass(frozen=True)
+class RegistryRef:
+    """What an executor needs to open the configured registry: names, not objects.
+
+    Spark executors are other Python processes: the driver ships this small value
+    (backend name, file location, endpoint, region) and each executor process opens
+    the backend once (:meth:`open`), so its UUID cache — hits and misses — serves every
+    batch that process decodes. Credentials are never in it: boto3 reads them from the
+    executor's own environment.
+    """
+
+    backend: str = "local"
+    registry_dir: str | None = None
+    glue_endpoint: str | None = None
+    aws_region: str | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RegistryRef:
+        backend = _ALIASES.get(settings.registry_backend, settings.registry_backend)
+        if backend not in BACKENDS:
+            names = ", ".join(repr(n) for n in BACKENDS)
+            raise ValueError(f"unknown registry backend {backend!r}: use one of {names}")
+        return cls(
+            backend=backend,
+            registry_dir=str(settings.registry_dir),
+            glue_endpoint=settings.glue_endpoint,
+            aws_region=settings.aws_region,
+        )
+
+    def open(self) -> Registry:
+        """This process's registry object for the reference (built on first use)."""
+        registry = _OPEN.get(self)
+        if registry is None:
+            if self.backend == "glue":
+                registry = GlueRegistry(endpoint_url=self.glue_endpoint, region=self.aws_region)
+            elif self.backend == "local":
+                registry = FileRegistry(Path(self.registry_dir or "."))
+            else:
+                raise ValueError(f"unknown registry backend {self.backend!r}")
+            _OPEN[self] = registry
+        return registry
+
+
+# One registry object per reference per process (executor Python workers are reused
+# across tasks, so the cache outlives one partition).
+_OPEN: dict[RegistryRef, Registry] = {}
+
+
 __all__ = [
     "BACKENDS",
     "DEFAULT_REGISTRY",
     "FileRegistry",
     "GlueRegistry",
     "Registry",
+    "RegistryRef",
+    "RegistryUnavailableError",
     "SchemaDef",
     "SchemaVersion",
     "UnknownSchemaError",

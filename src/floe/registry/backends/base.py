@@ -16,6 +16,7 @@ A backend implements :meth:`Registry.versions`, :meth:`Registry._store`,
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -50,6 +51,15 @@ def canonical(definition: Any) -> str:
     if isinstance(definition, str):
         definition = json.loads(definition)
     return json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class RegistryUnavailableError(RuntimeError):
+    """The registry cannot be asked (unreachable, refused credentials, throttled for good).
+
+    Not a decode error: quarantining every record as ``unknown_schema`` because the
+    registry is down would bury a whole batch, so the build fails instead, naming
+    where the registry was looked for.
+    """
 
 
 @dataclass(frozen=True)
@@ -93,10 +103,32 @@ class SchemaVersion:
 
 
 class Registry(ABC):
-    """Registers versions under a compatibility mode and resolves them by UUID."""
+    """Registers versions under a compatibility mode and resolves them by UUID.
+
+    Lookups are cached per object: a found version forever (a version never changes
+    once registered), an unknown UUID for :attr:`miss_ttl` seconds — a batch full of
+    records with one unknown UUID asks the backend once, and a version registered
+    later is still found by a long-running process.
+    """
+
+    miss_ttl: float = 300.0
 
     def __init__(self) -> None:
         self._by_uuid: dict[uuid.UUID, SchemaVersion] = {}
+        self._misses: dict[uuid.UUID, tuple[float, str]] = {}
+        self.lookups = 0  # backend round trips of get_by_uuid (tests count them)
+
+    @property
+    def where(self) -> str:
+        """Where this registry lives, for messages (a file, an endpoint)."""
+        return type(self).__name__
+
+    def check_reachable(self) -> None:
+        """Raise :class:`RegistryUnavailableError` when the backend cannot be asked.
+
+        A local backend is always reachable (a missing file is an empty registry).
+        """
+        return None
 
     @classmethod
     @abstractmethod
@@ -133,9 +165,19 @@ class Registry(ABC):
         except ValueError:
             raise UnknownSchemaError(f"{version_id!r} is not a schema version UUID") from None
         hit = self._by_uuid.get(key)
-        if hit is None:
+        if hit is not None:
+            return hit
+        missed = self._misses.get(key)
+        if missed is not None and time.monotonic() - missed[0] < self.miss_ttl:
+            raise UnknownSchemaError(missed[1])
+        self.lookups += 1
+        try:
             hit = self._lookup(key)
-            self._by_uuid[key] = hit
+        except UnknownSchemaError as exc:
+            self._misses[key] = (time.monotonic(), exc.detail)
+            raise
+        self._by_uuid[key] = hit
+        self._misses.pop(key, None)
         return hit
 
     def latest(self, name: str, registry: str = DEFAULT_REGISTRY) -> SchemaVersion:

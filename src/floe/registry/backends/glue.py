@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Self
 from floe.registry.backends.base import (
     DEFAULT_REGISTRY,
     Registry,
+    RegistryUnavailableError,
     SchemaDef,
     SchemaVersion,
     UnknownSchemaError,
@@ -54,8 +55,35 @@ class GlueRegistry(Registry):
     @cached_property
     def client(self) -> Any:
         import boto3
+        from botocore.config import Config
 
-        return boto3.client("glue", endpoint_url=self.endpoint_url, region_name=self.region)
+        # Short timeouts and few retries: an unreachable registry must fail a build in
+        # seconds with a clear message, not hang every decode task for minutes.
+        config = Config(
+            connect_timeout=5, read_timeout=20, retries={"max_attempts": 3, "mode": "standard"}
+        )
+        return boto3.client(
+            "glue", endpoint_url=self.endpoint_url, region_name=self.region, config=config
+        )
+
+    @property
+    def where(self) -> str:
+        return f"{self.endpoint_url or 'AWS Glue'} ({self.region or 'boto3 default region'})"
+
+    def _unavailable(self, exc: Exception) -> RegistryUnavailableError:
+        return RegistryUnavailableError(
+            f"the Glue Schema Registry at {self.where} cannot be asked: "
+            f"{type(exc).__name__}: {exc}. Check FLOE_GLUE_ENDPOINT / AWS_ENDPOINT_URL, "
+            "AWS_REGION and the AWS credentials the Spark executors see."
+        )
+
+    def check_reachable(self) -> None:
+        """Ask for a version that cannot exist: "not found" proves the endpoint answers
+        and the credentials may read versions (the one permission the decode needs)."""
+        probe = uuid.UUID(int=0)
+        self._misses.pop(probe, None)
+        with contextlib.suppress(UnknownSchemaError):
+            self._lookup(probe)
 
     def __getstate__(self) -> dict[str, Any]:
         # boto3 clients do not pickle; executors build their own.
@@ -148,14 +176,22 @@ class GlueRegistry(Registry):
         return self._lookup(uuid.UUID(version_id))
 
     def _lookup(self, version_id: uuid.UUID) -> SchemaVersion:
+        from botocore.exceptions import BotoCoreError, ClientError
+
         try:
             resp = self.client.get_schema_version(SchemaVersionId=str(version_id))
-        except self.client.exceptions.ClientError as exc:
+        except ClientError as exc:
             if self._error_code(exc) in _NOT_FOUND:
-                where = self.endpoint_url or "AWS"
                 raise UnknownSchemaError(
-                    f"schema version {version_id} is not in the Glue registry at "
-                    f"{where} ({self.region or 'boto3 default region'})"
+                    f"schema version {version_id} is not in the Glue registry at {self.where}"
                 ) from exc
-            raise
+            raise self._unavailable(exc) from exc
+        except BotoCoreError as exc:  # no connection, no credentials, timeouts
+            raise self._unavailable(exc) from exc
+        status = resp.get("Status", "AVAILABLE")
+        if status != "AVAILABLE":
+            # PENDING / FAILURE / DELETING: no producer should frame records with it.
+            raise UnknownSchemaError(
+                f"schema version {version_id} in the Glue registry at {self.where} is {status}"
+            )
         return self._from_response(resp)

@@ -133,5 +133,13 @@ class FileRegistry(Registry):
                     return self._version(entry, raw)
         raise UnknownSchemaError(f"schema version {wanted} is not in {self.path}")
 
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path, "_by_uuid": dict(self._by_uuid)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        Registry.__init__(self)
+        self.__dict__.update(state)
