@@ -18,6 +18,14 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "dq": ("floe.quality.cli:dq", "Data quality: suggest, compare, run."),
     "maintain": ("floe.maintenance.cli:maintain", "Compact, expire, clean Iceberg tables."),
     "stream": ("floe.streaming.cli:stream", "Continuous decode of landed streams (micro-batches)."),
+    "cluster": (
+        "floe.cluster.cli:cluster",
+        "Loopback cluster: PostgreSQL catalog, Spark master, worker.",
+    ),
+    "catalog": (
+        "floe.cluster.catalog_cli:catalog",
+        "Catalog: migrate SQLite to PostgreSQL, fingerprint.",
+    ),
     "docs-coverage": (
         "floe.docsite.coverage:docs_coverage",
         "Fail on undocumented models, columns, sources and macros.",
