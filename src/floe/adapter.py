@@ -45,7 +45,7 @@ MISSING_SCHEMA_MESSAGES = (*SCHEMA_NOT_FOUND_MESSAGES, "NAMESPACE_NOT_FOUND")
 class FloeCredentials(SparkCredentials):
     # A target that must run every model on a cluster (the `cluster` target): a local
     # session, a SQLite catalog or a cluster granting no executor fails the build
-    # (floe.cluster.guard; docs/decisions/0009-cluster-target-session-driver.md).
+    # (floe.cluster.guard; docs/decisions/0009-cluster-target-dbt-as-spark-driver.md).
     require_cluster: bool = False
 
     @property

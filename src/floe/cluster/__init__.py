@@ -7,7 +7,7 @@
 - :mod:`floe.cluster.eventlog`: where an application's tasks ran, from its event log.
 
 The contract is ``docs/cluster.md``; the choice of driver is
-``docs/decisions/0009-cluster-target-session-driver.md``.
+``docs/decisions/0009-cluster-target-dbt-as-spark-driver.md``.
 """
 
 from floe.cluster.guard import ClusterTargetError, require_cluster_session

@@ -11,7 +11,7 @@ before each Python model. It refuses:
 - a cluster that grants no executor within the timeout (no worker, or its cores are
   taken): tasks would wait forever.
 
-See ``docs/decisions/0009-cluster-target-session-driver.md``.
+See ``docs/decisions/0009-cluster-target-dbt-as-spark-driver.md``.
 """
 
 from __future__ import annotations
@@ -42,15 +42,25 @@ def _loopback_hint(settings: Settings) -> str:
 
 def executor_count(spark: SparkSession) -> int:
     """Executors registered with this driver (the driver itself not counted)."""
-    sc = spark.sparkContext._jsc.sc()  # type: ignore[union-attr]
+    sc = spark.sparkContext._jsc.sc()
     return int(sc.getExecutorMemoryStatus().size()) - 1
+
+
+def require_shared_catalog(settings: Settings) -> None:
+    """Raise :class:`ClusterTargetError` if the catalog is a SQLite file (one machine's)."""
+    if settings.is_sqlite:
+        raise ClusterTargetError(
+            f"the cluster target needs a shared catalog, but FLOE_CATALOG_URI is the SQLite "
+            f"file {settings.sqlite_path}: point it at PostgreSQL (floe catalog migrate moves "
+            "the entries)." + _loopback_hint(settings)
+        )
 
 
 def require_cluster_session(
     spark: SparkSession, settings: Settings, timeout: float = EXECUTOR_TIMEOUT
 ) -> None:
     """Raise :class:`ClusterTargetError` unless ``spark`` runs its tasks on a cluster."""
-    master = spark.sparkContext.master
+    master = spark.sparkContext.master or ""
     if master.split("[", 1)[0] in ("local", "local-cluster"):
         raise ClusterTargetError(
             f"the cluster target runs every model on a cluster, but this process's Spark "
@@ -58,12 +68,7 @@ def require_cluster_session(
             "dbt in a process of its own (a running SparkSession's master cannot change)."
             + _loopback_hint(settings)
         )
-    if settings.is_sqlite:
-        raise ClusterTargetError(
-            f"the cluster target needs a shared catalog, but FLOE_CATALOG_URI is the SQLite "
-            f"file {settings.sqlite_path}: point it at PostgreSQL (floe catalog migrate moves "
-            "the entries)." + _loopback_hint(settings)
-        )
+    require_shared_catalog(settings)
     if executor_count(spark) > 0:
         return
     if not wait_until(lambda: executor_count(spark) > 0, timeout, interval=1.0):

@@ -71,7 +71,7 @@ def start_ticks(pid: int) -> int | None:
 
 def _zombie(pid: int) -> bool:
     fields = _stat_fields(pid)
-    return bool(fields) and fields[0] == "Z"
+    return fields is not None and fields[0] == "Z"
 
 
 def group_members(pgid: int) -> list[int]:

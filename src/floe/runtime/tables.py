@@ -33,19 +33,17 @@ if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
     from pyspark.sql import SparkSession
 
-# Column name -> why it differs between two builds of the same landed files. A column
-# is left out of every table that has it.
+# Column name -> why it differs between two builds of the same landed files (found by
+# building one landing zone on `local` and on `cluster`: tests/cluster). A column is
+# left out of every table that has it.
 VOLATILE_COLUMNS: dict[str, str] = {
-    "_ingested_at": "wall-clock time the raw model loaded the file (load timestamp)",
-    "ingested_at": "wall-clock time the ledger recorded the file (load timestamp)",
-    "quarantined_at": "wall-clock time the record was quarantined (load timestamp)",
-    "_loaded_at": "wall-clock time of the load (load timestamp)",
-    "applied_at": "wall-clock time a load or batch was applied",
-    "recorded_at": "wall-clock time a metric or verdict was recorded",
-    "run_id": "dbt's invocation id, new on every run",
-    "invocation_id": "dbt's invocation id, new on every run",
-    "snapshot_id": "Iceberg snapshot ids are random 64-bit numbers",
-    "committed_at": "commit time of an Iceberg snapshot",
+    "_ingested_at": "load timestamp: wall-clock time the raw model loaded the file "
+    "(raw.*, raw.quarantine, raw.landed_files, and marts that carry it)",
+    "applied_at": "wall-clock time an SCD2 load was applied (audit.floe_scd2_ledger)",
+    "computed_at": "wall-clock time a data-quality metric was computed (dq.metrics)",
+    "checked_at": "wall-clock time a data-quality check ran (dq.check_results)",
+    "run_id": "dbt's invocation id, new on every run (dq.*)",
+    "snapshot_id": "Iceberg snapshot ids are random 64-bit numbers (dq.*, audit.*)",
 }
 
 UINT64 = 1 << 64
@@ -103,15 +101,30 @@ def _canonical(value: Any) -> Any:
     return value
 
 
+def _rewritten(value: Any, rewrite: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        for old, new in rewrite.items():
+            value = value.replace(old, new)
+    return value
+
+
 def arrow_fingerprint(
-    table: pa.Table, ignore: Mapping[str, str] = VOLATILE_COLUMNS
+    table: pa.Table,
+    ignore: Mapping[str, str] = VOLATILE_COLUMNS,
+    rewrite: Mapping[str, str] | None = None,
 ) -> TableFingerprint:
-    """The fingerprint of an Arrow table (e.g. a pyiceberg scan)."""
+    """The fingerprint of an Arrow table (e.g. a pyiceberg scan).
+
+    ``rewrite`` replaces substrings of string cells before hashing, e.g. a lakehouse's
+    own ``FLOE_HOME`` path (a quarantine message naming its registry file) by a
+    placeholder, so two lakehouses in different places compare equal.
+    """
     columns, ignored = _split_columns(table.column_names, ignore)
     values = [table.column(name).to_pylist() for name in columns]
     total = 0
     for row in zip(*values, strict=True) if values else ():
-        encoded = json.dumps([_canonical(v) for v in row], sort_keys=True).encode()
+        cells = [_canonical(_rewritten(v, rewrite)) if rewrite else _canonical(v) for v in row]
+        encoded = json.dumps(cells, sort_keys=True).encode()
         total += int.from_bytes(hashlib.blake2b(encoded, digest_size=8).digest(), "little")
     rows = table.num_rows
     return TableFingerprint(rows, total % UINT64, columns, ignored)
@@ -121,6 +134,7 @@ def catalog_fingerprints(
     catalog: Catalog,
     namespaces: Iterable[str],
     ignore: Mapping[str, str] = VOLATILE_COLUMNS,
+    rewrite: Mapping[str, str] | None = None,
 ) -> dict[str, TableFingerprint]:
     """``namespace.table`` -> fingerprint for every table (not view) of ``namespaces``."""
     out: dict[str, TableFingerprint] = {}
@@ -130,20 +144,24 @@ def catalog_fingerprints(
             continue
         for identifier in sorted(catalog.list_tables(namespace)):
             arrow = catalog.load_table(identifier).scan().to_arrow()
-            out[".".join(identifier)] = arrow_fingerprint(arrow, ignore)
+            out[".".join(identifier)] = arrow_fingerprint(arrow, ignore, rewrite)
     return out
 
 
 def lakehouse_fingerprints(
     settings: Settings, ignore: Mapping[str, str] = VOLATILE_COLUMNS
 ) -> dict[str, TableFingerprint]:
-    """Fingerprints of every table in floe's schemas of the lakehouse ``settings`` name."""
+    """Fingerprints of every table in floe's schemas of the lakehouse ``settings`` name.
+
+    The lakehouse's own home path in string cells reads ``$FLOE_HOME`` (see
+    :func:`arrow_fingerprint`).
+    """
     from floe.runtime.catalog import open_catalog
     from floe.runtime.spark import SCHEMAS
 
     catalog = open_catalog(settings)
     try:
-        return catalog_fingerprints(catalog, SCHEMAS, ignore)
+        return catalog_fingerprints(catalog, SCHEMAS, ignore, {str(settings.home): "$FLOE_HOME"})
     finally:
         catalog.close()
 
