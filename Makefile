@@ -10,6 +10,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JDBC_JARS := /usr/share/java/sqlite-jdbc.jar /usr/share/java/postgresql.jar
 # Debian's Chromium drives the docs site's browser test (browsers cannot be downloaded).
 CHROMIUM := /usr/bin/chromium
+# Debian's PostgreSQL server (initdb, pg_ctl) for `floe cluster up` and tests/cluster.
+PG_CTL = $(firstword $(wildcard /usr/lib/postgresql/*/bin/pg_ctl))
 SQL_DIRS = $(wildcard models macros snapshots tests/data src/dbt/include/floe/macros)
 
 export DBT_PROFILES_DIR := $(CURDIR)/profiles
@@ -17,14 +19,14 @@ export DBT_PROJECT_DIR := $(CURDIR)
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup build test lint fmt unit integration bench docs docs-serve clean
+.PHONY: help setup postgresql build test test-cluster lint fmt unit integration bench docs docs-serve clean
 
 help:
 	@echo "make build   set up, generate demo data, dbt build on the embedded default"
 	@echo "make test    set up, lint, unit + integration tests"
-	@echo "make lint | fmt | bench | docs | clean"
+	@echo "make lint | fmt | bench | docs | clean | test-cluster"
 
-setup: $(STAMP) $(JDBC_JARS) $(CHROMIUM)
+setup: $(STAMP) $(JDBC_JARS) $(CHROMIUM) postgresql
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +47,11 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null
 	@test -x $(CHROMIUM)
+# The Debian package also creates (and, where services run, starts) a `main` cluster of
+# its own on port 5432; floe never uses it: `floe cluster up` runs its own instance.
+postgresql:
+	@test -n "$(PG_CTL)" || { $(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql >/dev/null; }
 
 build: setup
 	$(BIN)/floe build
@@ -57,6 +64,10 @@ unit: setup
 
 integration: setup
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
+
+# The scale-out test alone (it also runs in `make test`): cluster up, local vs cluster build.
+test-cluster: setup
+	$(BIN)/python -m pytest tests/cluster $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

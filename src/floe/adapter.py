@@ -49,6 +49,11 @@ MISSING_SCHEMA_MESSAGES = (*SCHEMA_NOT_FOUND_MESSAGES, "NAMESPACE_NOT_FOUND")
 
 @dataclass
 class FloeCredentials(SparkCredentials):
+    # A target that must run every model on a cluster (the `cluster` target): a local
+    # session, a SQLite catalog or a cluster granting no executor fails the build
+    # (floe.cluster.guard; docs/decisions/0011-cluster-target-dbt-as-spark-driver.md).
+    require_cluster: bool = False
+
     @property
     def type(self) -> str:
         return ADAPTER_TYPE
@@ -84,11 +89,24 @@ class FloeConnectionManager(SparkConnectionManager):
 
         from floe.runtime import get_spark
 
-        get_spark()
+        spark = get_spark()
+        if connection.credentials.require_cluster:
+            _require_cluster(spark)
         connection = super().open(connection)
         if isinstance(connection.handle, SessionConnectionWrapper):
             connection.handle = _literal_binding_wrapper()(connection.handle.handle)
         return connection
+
+
+def _require_cluster(spark: Any) -> None:
+    """Fail the build unless `spark` runs its tasks on a cluster (floe.cluster.guard)."""
+    from floe.cluster.guard import ClusterTargetError, require_cluster_session
+    from floe.runtime import Settings
+
+    try:
+        require_cluster_session(spark, Settings.from_env())
+    except ClusterTargetError as exc:
+        raise DbtRuntimeError(str(exc)) from exc
 
 
 @functools.cache
@@ -114,8 +132,17 @@ class SessionPythonJobHelper(PythonJobHelper):
     def submit(self, compiled_code: str) -> Any:
         from floe.runtime import get_spark
 
-        spark = get_spark()
         name = f"{self.parsed_model['schema']}.{self.parsed_model['alias']}"
+        if self.credentials.method != SparkConnectionMethod.SESSION:
+            # The only session here would be a local one: never run a model there silently.
+            raise DbtRuntimeError(
+                f"Python model {name} cannot run on a target with method "
+                f"{self.credentials.method}: floe runs Python models in the dbt process's "
+                "SparkSession (method: session), e.g. --target cluster (docs/cluster.md)"
+            )
+        spark = get_spark()
+        if getattr(self.credentials, "require_cluster", False):
+            _require_cluster(spark)
         code = compile(compiled_code, f"<dbt python model {name}>", "exec")
         namespace: dict[str, Any] = {"spark": spark, "__name__": f"dbt_model_{name}"}
         try:

@@ -20,6 +20,14 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "stream": ("floe.streaming.cli:stream", "Continuous decode of landed streams (micro-batches)."),
     "docs": ("floe.docsite.cli:docs", "Build the docs site (dbt docs + column lineage), serve it."),
     "lineage": ("floe.lineage.cli:lineage", "Column lineage: <model>.<column>, diff, coverage."),
+    "cluster": (
+        "floe.cluster.cli:cluster",
+        "Loopback cluster: PostgreSQL catalog, Spark master, worker.",
+    ),
+    "catalog": (
+        "floe.cluster.catalog_cli:catalog",
+        "Catalog: migrate SQLite to PostgreSQL, fingerprint.",
+    ),
     "docs-coverage": (
         "floe.docsite.coverage:docs_coverage",
         "Fail on undocumented models, columns, sources and macros.",

@@ -106,13 +106,20 @@ def batch_time() -> str:
 
 
 def ensure_tables(spark: SparkSession) -> None:
-    spark.sql(
+    # Raw models run in parallel (dbt threads): create_table_if_missing survives the race.
+    from floe.runtime.spark import create_table_if_missing
+
+    create_table_if_missing(
+        spark,
+        QUARANTINE,
         f"create table if not exists {QUARANTINE} ({_ddl(QUARANTINE_COLUMNS)}) "
-        "using iceberg partitioned by (feed) tblproperties ('format-version' = '2')"
+        "using iceberg partitioned by (feed) tblproperties ('format-version' = '2')",
     )
-    spark.sql(
+    create_table_if_missing(
+        spark,
+        LANDED_FILES,
         f"create table if not exists {LANDED_FILES} ({_ddl(LANDED_FILES_COLUMNS)}) "
-        "using iceberg tblproperties ('format-version' = '2')"
+        "using iceberg tblproperties ('format-version' = '2')",
     )
     # Tables created before a column was added gain it (Iceberg: metadata only).
     have = {f.name for f in spark.table(LANDED_FILES).schema.fields}

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from floe.quality.analyzers import Analyzer, Metric
 from floe.quality.checks import CheckResult
+from floe.runtime.spark import create_table_if_missing
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -67,7 +68,10 @@ class MetricsRepository:
             (self.metrics_table, METRICS_SCHEMA),
             (self.results_table, RESULTS_SCHEMA),
         ):
-            self.spark.sql(f"create table if not exists {table} ({schema}) using iceberg")
+            # Checks run in parallel (dbt threads): create_table_if_missing survives the race.
+            create_table_if_missing(
+                self.spark, table, f"create table if not exists {table} ({schema}) using iceberg"
+            )
         self._ensured = True
 
     def history(self, model: str, *, exclude_run: str | None = None) -> dict[HistoryKey, list]:

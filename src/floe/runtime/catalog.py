@@ -1,37 +1,114 @@
-"""The same Iceberg catalog, opened with pyiceberg: read any floe table without Spark."""
+"""The same Iceberg catalog, opened with pyiceberg: read any floe table without Spark.
+
+Iceberg's JDBC catalog (what Spark uses) and pyiceberg's ``SqlCatalog`` keep their
+entries in the same two tables (``iceberg_tables``, ``iceberg_namespace_properties``),
+so one database serves both. This module turns the JDBC URI Spark is given into the
+SQLAlchemy URL pyiceberg wants: SQLite on ``local``, PostgreSQL (psycopg2) on
+``cluster`` (``docs/runtime.md``, "Catalog"; ``docs/cluster.md``).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, urlsplit
 
 from floe.runtime.settings import Settings
 
 if TYPE_CHECKING:
     from pyiceberg.catalog.sql import SqlCatalog
+    from sqlalchemy.engine import URL
+
+
+class CatalogUriError(ValueError):
+    """A catalog URI floe cannot open; the message says which forms it takes."""
+
+
+@dataclass(frozen=True)
+class CatalogDatabase:
+    """Where one Iceberg JDBC catalog keeps its entries: a JDBC URI plus credentials."""
+
+    uri: str
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, settings: Settings) -> CatalogDatabase:
+        """The catalog database ``settings`` point at (``FLOE_CATALOG_URI`` and credentials)."""
+        return cls(settings.catalog_uri, settings.catalog_user, settings.catalog_password)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.uri.startswith("jdbc:sqlite:")
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        if not self.is_sqlite:
+            return None
+        return Path(self.uri.removeprefix("jdbc:sqlite:").split("?", 1)[0])
+
+    @property
+    def display(self) -> str:
+        """The URI without any password, for messages and logs."""
+        if self.is_sqlite:
+            return self.uri
+        return self.url().render_as_string(hide_password=True)
+
+    def url(self) -> URL:
+        """The SQLAlchemy URL of the same database (pyiceberg's ``SqlCatalog`` takes it)."""
+        from sqlalchemy.engine import URL
+
+        if self.is_sqlite:
+            # Same file; pysqlite waits up to 30 s on a lock like Java's busy_timeout.
+            return URL.create("sqlite", database=str(self.sqlite_path), query={"timeout": "30"})
+        if not self.uri.startswith("jdbc:postgresql://"):
+            raise CatalogUriError(
+                f"floe cannot open catalog URI {self.uri!r}: use "
+                "jdbc:sqlite:/path/catalog.db or jdbc:postgresql://host:port/database"
+            )
+        parts = urlsplit(self.uri.removeprefix("jdbc:"))
+        if "," in parts.netloc:
+            raise CatalogUriError(
+                f"catalog URI {self.uri!r} names several hosts; floe takes one host:port"
+            )
+        database = parts.path.lstrip("/")
+        if not parts.hostname or not database:
+            raise CatalogUriError(
+                f"catalog URI {self.uri!r} needs a host and a database: "
+                "jdbc:postgresql://host:port/database"
+            )
+        query = dict(parse_qsl(parts.query))
+        # The JDBC driver takes credentials as URI parameters too; explicit ones win.
+        user = self.user or query.pop("user", None) or parts.username
+        password = self.password or query.pop("password", None) or parts.password
+        query.pop("user", None)
+        query.pop("password", None)
+        return URL.create(
+            "postgresql+psycopg2",
+            username=user,
+            password=password,
+            host=parts.hostname,
+            port=parts.port,
+            database=database,
+            query=query,
+        )
 
 
 def sqlalchemy_uri(settings: Settings) -> str:
     """Iceberg's JDBC URI as the SQLAlchemy URI pyiceberg's SqlCatalog wants."""
-    uri = settings.catalog_uri
-    if settings.is_sqlite:
-        # Same file; pysqlite waits up to 30 s on a lock like Java's busy_timeout.
-        return f"sqlite:///{settings.sqlite_path}?timeout=30"
-    if uri.startswith("jdbc:postgresql://"):
-        rest = uri.removeprefix("jdbc:postgresql://")
-        auth = ""
-        if settings.catalog_user:
-            auth = (
-                settings.catalog_user
-                + (f":{settings.catalog_password}" if settings.catalog_password else "")
-                + "@"
-            )
-        return f"postgresql+psycopg2://{auth}{rest}"
-    raise ValueError(f"pyiceberg cannot open catalog URI {uri!r}")
+    return CatalogDatabase.of(settings).url().render_as_string(hide_password=False)
 
 
 def open_catalog(settings: Settings | None = None) -> SqlCatalog:
     """pyiceberg SqlCatalog on floe's catalog database and warehouse."""
+    s = settings or Settings.from_env()
+    return open_catalog_at(CatalogDatabase.of(s), s.warehouse, s.catalog_name)
+
+
+def open_catalog_at(database: CatalogDatabase, warehouse: str, name: str = "lake") -> SqlCatalog:
+    """pyiceberg SqlCatalog on any catalog database (e.g. both ends of a migration)."""
     from pyiceberg.catalog.sql import SqlCatalog
 
-    s = settings or Settings.from_env()
-    return SqlCatalog(s.catalog_name, uri=sqlalchemy_uri(s), warehouse=s.warehouse)
+    uri = database.url().render_as_string(hide_password=False)
+    return SqlCatalog(name, uri=uri, warehouse=warehouse)

@@ -30,6 +30,7 @@ JAR_OVERRIDE_VARS = {
 }
 
 DEFAULT_AWS_REGION = "us-east-1"
+DEFAULT_DRIVER_HOST = "127.0.0.1"
 
 # Where schema version UUIDs of landed records resolve (floe.registry.backends.BACKENDS;
 # "file" is an alias of "local"). Listed here so a typo fails when Settings are read.
@@ -96,6 +97,34 @@ def _choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str,
     if value not in choices:
         raise SettingsError(f"{name}={env.get(name)!r}: use one of {', '.join(choices)}")
     return value
+def _memory(env: Mapping[str, str], name: str, default: str) -> str:
+    """A JVM memory size such as ``512m`` or ``2g`` (what Spark's ``*.memory`` settings take)."""
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    digits, unit = raw[:-1], raw[-1:].lower()
+    if unit.isdigit():
+        digits, unit = raw, ""
+    if not digits.isdigit() or int(digits) < 1 or unit not in ("", "k", "m", "g", "t"):
+        raise SettingsError(f"{name}={raw!r} is not a memory size: use e.g. 512m or 2g")
+    return raw
+
+
+def child_environment(overrides: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment plus ``overrides``: the ``env`` of a child process.
+
+    Kept here so that reading the environment stays in this module.
+    """
+    return {**os.environ, **overrides}
+
+
+def _uri(value: str | None) -> str | None:
+    """A location as a URI: a path becomes an absolute ``file:`` URI, a URI is kept."""
+    if not value:
+        return None
+    if "://" in value or value.startswith("file:"):
+        return value
+    return Path(value).expanduser().resolve().as_uri()
 
 
 def _find_project(start: Path) -> Path | None:
@@ -131,6 +160,15 @@ class Settings:
     spark_ui: bool = False
     shuffle_partitions: int = 4
     spark_log_level: str = "ERROR"
+    # -- Spark on a cluster (spark://, yarn, k8s:// masters; docs/cluster.md)
+    driver_host: str = DEFAULT_DRIVER_HOST
+    executor_memory: str = "1g"
+    event_log_dir: str | None = None
+    # -- `floe cluster up`: the loopback cluster's worker and PostgreSQL
+    cluster_cores: int = 2
+    cluster_memory: str = "2g"
+    cluster_pg_bin: Path | None = None
+    cluster_run_as: str = "postgres"
     # -- jars
     allow_maven: bool = False
     iceberg_jar: str | None = None
@@ -154,9 +192,7 @@ class Settings:
         env = dict(os.environ if env is None else env)
         home = Path(env.get("FLOE_HOME", ".floe")).expanduser().resolve()
         landing = Path(env.get("FLOE_LANDING", home / "landing")).expanduser().resolve()
-        warehouse = env.get("FLOE_WAREHOUSE") or (home / "warehouse").as_uri()
-        if "://" not in warehouse and not warehouse.startswith("file:"):
-            warehouse = Path(warehouse).expanduser().resolve().as_uri()
+        warehouse = _uri(env.get("FLOE_WAREHOUSE")) or (home / "warehouse").as_uri()
         catalog_uri = env.get("FLOE_CATALOG_URI") or (
             f"jdbc:sqlite:{home / 'catalog.db'}?{SQLITE_URI_PARAMS}"
         )
@@ -175,6 +211,17 @@ class Settings:
             spark_ui=_flag(env, "FLOE_SPARK_UI", False),
             shuffle_partitions=_positive_int(env, "FLOE_SHUFFLE_PARTITIONS", 4),
             spark_log_level=env.get("FLOE_SPARK_LOG_LEVEL") or "ERROR",
+            driver_host=env.get("FLOE_DRIVER_HOST") or DEFAULT_DRIVER_HOST,
+            executor_memory=_memory(env, "FLOE_EXECUTOR_MEMORY", "1g"),
+            event_log_dir=_uri(env.get("FLOE_SPARK_EVENT_LOG")),
+            cluster_cores=_positive_int(env, "FLOE_CLUSTER_CORES", 2),
+            cluster_memory=_memory(env, "FLOE_CLUSTER_MEMORY", "2g"),
+            cluster_pg_bin=(
+                Path(env["FLOE_CLUSTER_PG_BIN"]).expanduser().resolve()
+                if env.get("FLOE_CLUSTER_PG_BIN")
+                else None
+            ),
+            cluster_run_as=env.get("FLOE_CLUSTER_RUN_AS") or "postgres",
             allow_maven=_flag(env, "FLOE_ALLOW_MAVEN", False),
             iceberg_jar=env.get(JAR_OVERRIDE_VARS["iceberg"]) or None,
             sqlite_jdbc_jar=env.get(JAR_OVERRIDE_VARS["sqlite"]) or None,
@@ -231,6 +278,16 @@ class Settings:
         """``FLOE_SPARK_MASTER``, else ``local[FLOE_SPARK_CORES]``."""
         return self.spark_master or f"local[{self.spark_cores}]"
 
+    @property
+    def is_local_master(self) -> bool:
+        """Spark runs inside this process (``local``, ``local[N]``, ``local[*]``...)."""
+        return self.spark_master_url.split("[", 1)[0] in ("local", "local-cluster")
+
+    @property
+    def cluster_dir(self) -> Path:
+        """State of the loopback cluster of ``floe cluster up`` (pids, logs, data)."""
+        return self.home / "cluster"
+
     def jar_override(self, key: str) -> str | None:
         """The path set for jar ``key`` (``iceberg``, ``sqlite``, ``postgresql``), if any."""
         overrides = {
@@ -280,3 +337,6 @@ class Settings:
             self.warehouse_path.mkdir(parents=True, exist_ok=True)
         if self.sqlite_path is not None:
             self.sqlite_path.parent.mkdir(parents=True, exist_ok=True)
+        if self.event_log_dir and urlparse(self.event_log_dir).scheme == "file":
+            # Spark refuses to start when its event log directory is missing.
+            Path(urlparse(self.event_log_dir).path).mkdir(parents=True, exist_ok=True)

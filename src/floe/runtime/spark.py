@@ -8,6 +8,8 @@ environment (it only writes the variables child processes need).
 from __future__ import annotations
 
 import os
+import threading
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,9 +22,21 @@ if TYPE_CHECKING:
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 SCHEMAS = ("raw", "staging", "intermediate", "marts", "snapshots", "dq", "audit")
 
+# dbt opens a connection per thread, and a new thread has no active session: they
+# all reach get_spark at once. One creates the session and its schemas; the others
+# get the same session (creating a namespace twice at once fails in the catalog).
+_START = threading.Lock()
+_READY: weakref.WeakSet[SparkSession] = weakref.WeakSet()
+
 
 def spark_conf(settings: Settings | None = None) -> dict[str, str]:
-    """Spark configuration for an embedded (local[*]) session on `settings`."""
+    """Spark configuration of floe's session on `settings`.
+
+    Embedded (``local[*]``) by default; with a cluster master (``spark://``, ``yarn``,
+    ``k8s://``) this process is the driver in client mode and the same catalog and
+    jars are used, plus executor memory and, when set, the event log
+    (``docs/cluster.md``).
+    """
     s = settings or Settings.from_env()
     jar_names = ("iceberg", "sqlite") if s.is_sqlite else ("iceberg", "postgresql")
     jars = resolve_jars(jar_names, s)
@@ -31,8 +45,9 @@ def spark_conf(settings: Settings | None = None) -> dict[str, str]:
         "spark.master": s.spark_master_url,
         "spark.app.name": "floe",
         "spark.driver.memory": s.driver_memory,
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
+        # Loopback by default; a driver on a real cluster's node sets FLOE_DRIVER_HOST.
+        "spark.driver.host": s.driver_host,
+        "spark.driver.bindAddress": s.driver_host,
         "spark.ui.enabled": str(s.spark_ui).lower(),
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
@@ -70,6 +85,13 @@ def spark_conf(settings: Settings | None = None) -> dict[str, str]:
         conf["spark.driver.extraClassPath"] = os.pathsep.join(jars.paths)
     if jars.maven:
         conf["spark.jars.packages"] = ",".join(jars.maven)
+    if not s.is_local_master:
+        # Executors fetch spark.jars from the driver (Iceberg writes data files there);
+        # the catalog (JDBC) is only ever opened by the driver.
+        conf["spark.executor.memory"] = s.executor_memory
+    if s.event_log_dir:
+        conf["spark.eventLog.enabled"] = "true"
+        conf["spark.eventLog.dir"] = s.event_log_dir
     return conf
 
 
@@ -84,15 +106,18 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
     if active is not None:
         return active
     s = settings or Settings.from_env()
-    s.ensure_dirs()
-    os.environ.setdefault("PYSPARK_PYTHON", _python())
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    builder = SparkSession.builder
-    for key, value in spark_conf(s).items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(s.spark_log_level)
-    ensure_schemas(spark)
+    with _START:
+        s.ensure_dirs()
+        os.environ.setdefault("PYSPARK_PYTHON", _python())
+        os.environ.setdefault("SPARK_LOCAL_IP", s.driver_host)
+        builder = SparkSession.builder
+        for key, value in spark_conf(s).items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        if spark not in _READY:
+            spark.sparkContext.setLogLevel(s.spark_log_level)
+            ensure_schemas(spark)
+            _READY.add(spark)
     return spark
 
 
@@ -100,7 +125,33 @@ def ensure_schemas(spark: SparkSession) -> None:
     existing = {row[0] for row in spark.sql("show namespaces").collect()}
     for schema in (*SCHEMAS, "default"):
         if schema not in existing:
-            spark.sql(f"create namespace if not exists {schema}")
+            try:
+                spark.sql(f"create namespace if not exists {schema}")
+            except Exception:
+                # Another process created it meanwhile (see create_table_if_missing).
+                if not spark.catalog.databaseExists(schema):
+                    raise
+
+
+# Iceberg 1.10's JDBC catalog reports PostgreSQL's unique violation on its own tables
+# as a failure, not as "already exists" (apache/iceberg#13924, fixed after 1.10), so two
+# builders running `create table if not exists` for one table at once (dbt threads,
+# or two processes) fail on PostgreSQL where SQLite only loses the race quietly.
+_DDL = threading.Lock()
+
+
+def create_table_if_missing(spark: SparkSession, table: str, ddl: str) -> None:
+    """Run ``ddl`` (a ``create table if not exists table ...``), safe against a racing creator.
+
+    Serialized within this process; a failure is only raised if ``table`` still does not
+    exist afterwards (another process may have created it first).
+    """
+    with _DDL:
+        try:
+            spark.sql(ddl)
+        except Exception:
+            if not spark.catalog.tableExists(table):
+                raise
 
 
 def _python() -> str:

@@ -1,0 +1,226 @@
+"""Order-independent fingerprints of tables: did two builds produce the same data?
+
+A fingerprint is a table's row count and the sum (mod 2**64) of one 64-bit hash per row
+over its columns in name order, so row order, file layout and partitioning do not
+matter, while a changed value, a lost row or a duplicated row does. Columns that
+legitimately differ between two builds of the same input are left out by name
+(:data:`VOLATILE_COLUMNS` says which and why).
+
+Two ways to compute them, never to be mixed in one comparison (different hashes):
+
+- :func:`catalog_fingerprints` through pyiceberg: no Spark, any catalog floe can open
+  (SQLite or PostgreSQL), e.g. comparing a ``local`` build with a ``cluster`` build;
+- :func:`spark_fingerprints` in a SparkSession (``xxhash64``), for tests that have one.
+
+:func:`compare_fingerprints` lists the differences.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from floe.runtime.settings import Settings
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyiceberg.catalog import Catalog
+    from pyspark.sql import SparkSession
+
+# Column name -> why it differs between two builds of the same landed files (found by
+# building one landing zone on `local` and on `cluster`: tests/cluster). A column is
+# left out of every table that has it.
+VOLATILE_COLUMNS: dict[str, str] = {
+    "_ingested_at": "load timestamp: wall-clock time the raw model loaded the file "
+    "(raw.*, raw.quarantine, raw.landed_files, and marts that carry it)",
+    "applied_at": "wall-clock time an SCD2 load was applied (audit.floe_scd2_ledger)",
+    "computed_at": "wall-clock time a data-quality metric was computed (dq.metrics)",
+    "checked_at": "wall-clock time a data-quality check ran (dq.check_results)",
+    "run_id": "dbt's invocation id, new on every run (dq.*)",
+    "snapshot_id": "Iceberg snapshot ids are random 64-bit numbers (dq.*, audit.*)",
+}
+
+UINT64 = 1 << 64
+
+
+@dataclass(frozen=True)
+class TableFingerprint:
+    """Row count and order-independent checksum of one table."""
+
+    rows: int
+    checksum: int
+    columns: tuple[str, ...]  # hashed, in this order
+    ignored: tuple[str, ...]  # present but left out (volatile)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "checksum": str(self.checksum),
+            "columns": list(self.columns),
+            "ignored": list(self.ignored),
+        }
+
+
+def _split_columns(
+    names: Iterable[str], ignore: Mapping[str, str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    names = sorted(names)
+    return (
+        tuple(n for n in names if n not in ignore),
+        tuple(n for n in names if n in ignore),
+    )
+
+
+# -- pyiceberg / Arrow
+
+
+def _canonical(value: Any) -> Any:
+    """A JSON-able form of an Arrow cell: maps sorted, floats exact, temporals ISO."""
+    if isinstance(value, float):
+        return "NaN" if math.isnan(value) else repr(value)
+    if isinstance(value, decimal.Decimal):
+        return f"D{value.normalize()}"
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in sorted(value.items())}
+    if isinstance(value, list | tuple):
+        items = [_canonical(v) for v in value]
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+            # Arrow returns a map as (key, value) pairs in storage order.
+            return sorted(items, key=lambda kv: json.dumps(kv, sort_keys=True))
+        return items
+    return value
+
+
+def _rewritten(value: Any, rewrite: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        for old, new in rewrite.items():
+            value = value.replace(old, new)
+    return value
+
+
+def arrow_fingerprint(
+    table: pa.Table,
+    ignore: Mapping[str, str] = VOLATILE_COLUMNS,
+    rewrite: Mapping[str, str] | None = None,
+) -> TableFingerprint:
+    """The fingerprint of an Arrow table (e.g. a pyiceberg scan).
+
+    ``rewrite`` replaces substrings of string cells before hashing, e.g. a lakehouse's
+    own ``FLOE_HOME`` path (a quarantine message naming its registry file) by a
+    placeholder, so two lakehouses in different places compare equal.
+    """
+    columns, ignored = _split_columns(table.column_names, ignore)
+    values = [table.column(name).to_pylist() for name in columns]
+    total = 0
+    for row in zip(*values, strict=True) if values else ():
+        cells = [_canonical(_rewritten(v, rewrite)) if rewrite else _canonical(v) for v in row]
+        encoded = json.dumps(cells, sort_keys=True).encode()
+        total += int.from_bytes(hashlib.blake2b(encoded, digest_size=8).digest(), "little")
+    rows = table.num_rows
+    return TableFingerprint(rows, total % UINT64, columns, ignored)
+
+
+def catalog_fingerprints(
+    catalog: Catalog,
+    namespaces: Iterable[str],
+    ignore: Mapping[str, str] = VOLATILE_COLUMNS,
+    rewrite: Mapping[str, str] | None = None,
+) -> dict[str, TableFingerprint]:
+    """``namespace.table`` -> fingerprint for every table (not view) of ``namespaces``."""
+    out: dict[str, TableFingerprint] = {}
+    existing = {ns[0] for ns in catalog.list_namespaces()}
+    for namespace in namespaces:
+        if namespace not in existing:
+            continue
+        for identifier in sorted(catalog.list_tables(namespace)):
+            arrow = catalog.load_table(identifier).scan().to_arrow()
+            out[".".join(identifier)] = arrow_fingerprint(arrow, ignore, rewrite)
+    return out
+
+
+def lakehouse_fingerprints(
+    settings: Settings, ignore: Mapping[str, str] = VOLATILE_COLUMNS
+) -> dict[str, TableFingerprint]:
+    """Fingerprints of every table in floe's schemas of the lakehouse ``settings`` name.
+
+    The lakehouse's own home path in string cells reads ``$FLOE_HOME`` (see
+    :func:`arrow_fingerprint`).
+    """
+    from floe.runtime.catalog import open_catalog
+    from floe.runtime.spark import SCHEMAS
+
+    catalog = open_catalog(settings)
+    try:
+        return catalog_fingerprints(catalog, SCHEMAS, ignore, {str(settings.home): "$FLOE_HOME"})
+    finally:
+        catalog.close()
+
+
+# -- Spark
+
+
+def spark_fingerprints(
+    spark: SparkSession,
+    schemas: Iterable[str] | None = None,
+    ignore: Mapping[str, str] = VOLATILE_COLUMNS,
+) -> dict[str, TableFingerprint]:
+    """``schema.table`` -> fingerprint for every table of ``schemas`` (default: floe's)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import MapType
+
+    from floe.runtime.spark import SCHEMAS
+
+    out: dict[str, TableFingerprint] = {}
+    for schema in schemas or SCHEMAS:
+        if not spark.catalog.databaseExists(schema):
+            continue
+        for row in spark.sql(f"show tables in {schema}").collect():
+            if row.isTemporary:
+                continue
+            name = f"{schema}.{row.tableName}"
+            df = spark.table(name)
+            columns, ignored = _split_columns(df.columns, ignore)
+            types = {f.name: f.dataType for f in df.schema.fields}
+            # xxhash64 refuses maps: hash their entries, sorted.
+            exprs = [
+                F.array_sort(F.map_entries(F.col(f"`{c}`")))
+                if isinstance(types[c], MapType)
+                else F.col(f"`{c}`")
+                for c in columns
+            ]
+            row_hash = F.xxhash64(*exprs) if exprs else F.lit(0)
+            result = df.select(
+                F.count(F.lit(1)).alias("n"),
+                F.sum(row_hash.cast("decimal(38,0)")).alias("h"),
+            ).collect()[0]
+            checksum = int(result["h"] or 0) % UINT64
+            out[name] = TableFingerprint(int(result["n"]), checksum, columns, ignored)
+    return out
+
+
+def compare_fingerprints(
+    left: Mapping[str, TableFingerprint], right: Mapping[str, TableFingerprint]
+) -> list[str]:
+    """Every difference between two sets of fingerprints, one line each; [] when equal."""
+    problems = []
+    for name in sorted(set(left) | set(right)):
+        a, b = left.get(name), right.get(name)
+        if a is None or b is None:
+            problems.append(f"{name}: only in {'right' if a is None else 'left'}")
+        elif a.columns != b.columns:
+            problems.append(f"{name}: columns differ {a.columns} != {b.columns}")
+        elif a.rows != b.rows:
+            problems.append(f"{name}: {a.rows} rows != {b.rows} rows")
+        elif a.checksum != b.checksum:
+            problems.append(f"{name}: same {a.rows} rows, different values")
+    return problems
