@@ -105,6 +105,10 @@ class Settings:
     # -- schema registry (Glue backend)
     glue_endpoint: str | None = None
     aws_region: str = DEFAULT_AWS_REGION
+    # -- privacy (docs/privacy.md): the salt of irreversible hashes and the key of
+    # deterministic encryption; secrets, so kept out of repr
+    privacy_salt: str | None = field(default=None, repr=False)
+    privacy_key: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -141,6 +145,8 @@ class Settings:
             aws_region=(
                 env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or DEFAULT_AWS_REGION
             ),
+            privacy_salt=env.get("FLOE_PRIVACY_SALT") or None,
+            privacy_key=env.get("FLOE_PRIVACY_KEY") or None,
         )
 
     # -- derived places
@@ -170,6 +176,11 @@ class Settings:
     def registry_dir(self) -> Path:
         """The file-backed schema registry (``registry.json`` inside)."""
         return self.state_dir / "registry"
+
+    @property
+    def privacy_dir(self) -> Path:
+        """Local privacy state: the development secrets file and the erasure lock."""
+        return self.state_dir / "privacy"
 
     @property
     def spark_master_url(self) -> str:
