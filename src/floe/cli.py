@@ -18,6 +18,9 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "dq": ("floe.quality.cli:dq", "Data quality: suggest, compare, run."),
     "maintain": ("floe.maintenance.cli:maintain", "Compact, expire, clean Iceberg tables."),
     "stream": ("floe.streaming.cli:stream", "Continuous decode of landed streams (micro-batches)."),
+    "privacy": ("floe.privacy.cli:privacy", "PII tags: scan, masked reads, erasure log, keys."),
+    "forget": ("floe.privacy.cli:forget", "Erase a data subject everywhere (GDPR erasure)."),
+    "rectify": ("floe.privacy.cli:rectify", "Correct a data subject's values everywhere."),
     "docs-coverage": (
         "floe.docsite.coverage:docs_coverage",
         "Fail on undocumented models, columns, sources and macros.",
