@@ -16,7 +16,9 @@
 {{ compiled_code }}
 # --- floe: in-process materialization (generated) --- #
 from floe.feeds.dbt import feed_loader as _floe_feed_loader
-dbt = dbtObj(_floe_feed_loader(spark, {{ floe_feed_nodes(model) | tojson }}, {{ 'True' if is_incremental() else 'False' }}))
+import json as _floe_json
+{#- The feed nodes as a JSON string literal: JSON's null/true/false are not Python. #}
+dbt = dbtObj(_floe_feed_loader(spark, _floe_json.loads({{ floe_feed_nodes(model) | tojson | tojson }}), {{ 'True' if is_incremental() else 'False' }}))
 df = model(dbt, spark)
 import pyspark.sql
 if not isinstance(df, pyspark.sql.DataFrame):
