@@ -177,6 +177,13 @@ class FloeAdapter(SparkAdapter):
         return run_checks_for(relation, checks, model_name, run_id)
 
     @available
+    def floe_privacy(self, operation: str, args: dict, graph: dict) -> str:
+        """GDPR erasure / rectification for the `privacy_*` run-operations (floe.privacy)."""
+        from floe.privacy.dbt_bridge import run_operation
+
+        return run_operation(operation, args, graph)
+
+    @available
     def floe_reconcile_feeds(self, nodes: list[dict]) -> str:
         """Post-hook of raw feed models: every landed file's records add up (floe.feeds)."""
         from floe.feeds import FeedError

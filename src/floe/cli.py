@@ -28,6 +28,9 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "floe.cluster.catalog_cli:catalog",
         "Catalog: migrate SQLite to PostgreSQL, fingerprint.",
     ),
+    "privacy": ("floe.privacy.cli:privacy", "PII tags: scan, masked reads, erasure log, keys."),
+    "forget": ("floe.privacy.cli:forget", "Erase a data subject everywhere (GDPR erasure)."),
+    "rectify": ("floe.privacy.cli:rectify", "Correct a data subject's values everywhere."),
     "docs-coverage": (
         "floe.docsite.coverage:docs_coverage",
         "Fail on undocumented models, columns, sources and macros.",

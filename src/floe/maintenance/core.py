@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from floe.runtime.spark import SCHEMAS
 
@@ -195,3 +195,99 @@ def maintain_table(
         report.actions.append(f"remove_orphan_files: {len(orphans)}")
     report.after = _state(spark, table)
     return report
+
+
+# --------------------------------------------------------------------------- erasure hygiene
+# What GDPR erasure (floe.privacy, docs/privacy.md) needs on a table it changed: no
+# snapshot but the current one, no data file with a deleted row, no manifest entry
+# describing a removed file, no orphan. Unlike `maintain_table` these ignore the
+# table's retention policy: an erased subject must not survive in time travel.
+
+
+def _check_table(table: str) -> str:
+    if not _TABLE_NAME.match(table):
+        raise ValueError(f"table {table!r} is not schema.table (letters, digits, underscores)")
+    return table.replace("'", "''")
+
+
+def apply_row_deletes(spark: SparkSession, table: str, *, catalog: str = "lake") -> list[str]:
+    """Rewrite every data file that has delete files (merge-on-read), then drop the
+    delete files left dangling, so deleted rows no longer exist in any current file."""
+    quoted = _check_table(table)
+    actions: list[str] = []
+    if _state(spark, table).delete_files == 0:
+        return actions
+    row = spark.sql(
+        f"call {catalog}.system.rewrite_data_files(table => '{quoted}', options => map("
+        "'delete-file-threshold', '1', 'partial-progress.enabled', 'false'))"
+    ).first()
+    if row and row["rewritten_data_files_count"]:
+        actions.append(
+            f"rewrite_data_files: {row['rewritten_data_files_count']} -> "
+            f"{row['added_data_files_count']}"
+        )
+    if _state(spark, table).delete_files > 0:
+        row = spark.sql(
+            f"call {catalog}.system.rewrite_position_delete_files(table => '{quoted}', "
+            "options => map('rewrite-all', 'true'))"
+        ).first()
+        if row and row["rewritten_delete_files_count"]:
+            actions.append(f"rewrite_position_delete_files: {row[0]} -> {row[1]}")
+    return actions
+
+
+def rewrite_all_manifests(spark: SparkSession, table: str, *, catalog: str = "lake") -> int:
+    """Rewrite the current manifests: they then list live files only (a manifest keeps
+    a removed file's entry, column bounds included, until it is rewritten)."""
+    quoted = _check_table(table)
+    row = spark.sql(f"call {catalog}.system.rewrite_manifests('{quoted}')").first()
+    return int(row["rewritten_manifests_count"]) if row else 0
+
+
+def expire_all_but_current(
+    spark: SparkSession, table: str, *, catalog: str = "lake", now: datetime | None = None
+) -> int:
+    """Expire every snapshot but the current one (files only they reference are
+    deleted). Returns how many snapshots were expired. ``now`` is naive UTC (the
+    session's time zone)."""
+    quoted = _check_table(table)
+    before = _state(spark, table).snapshots
+    if before <= 1:
+        return 0
+    # A second ahead: a snapshot committed within the current second is expired too.
+    cutoff = (now or datetime.now(UTC).replace(tzinfo=None)) + timedelta(seconds=1)
+    spark.sql(
+        f"call {catalog}.system.expire_snapshots(table => '{quoted}', "
+        f"older_than => timestamp '{cutoff:%Y-%m-%d %H:%M:%S}', retain_last => 1)"
+    ).collect()
+    return before - _state(spark, table).snapshots
+
+
+def remove_orphans_before(
+    spark: SparkSession, table: str, cutoff: datetime, *, catalog: str = "lake"
+) -> list[str]:
+    """Delete files under the table's location that no metadata references and that
+    were written before ``cutoff``, however recent (``cutoff`` is a naive UTC time).
+
+    Iceberg's procedure refuses a cutoff younger than 24 hours because it cannot tell
+    a file a concurrent writer is about to commit from garbage; its action API (used
+    here) does not. Call it only while nothing else writes the table, with a cutoff
+    no later than when this process started changing it: files written after the
+    cutoff are never touched.
+    """
+    import calendar
+
+    _check_table(table)
+    jvm: Any = spark._jvm
+    jsession = spark._jsparkSession
+    iceberg_table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+        jsession, f"{catalog}.{table}"
+    )
+    millis = calendar.timegm(cutoff.timetuple()) * 1000 + cutoff.microsecond // 1000
+    result = (
+        jvm.org.apache.iceberg.spark.actions.SparkActions.get(jsession)
+        .deleteOrphanFiles(iceberg_table)
+        .olderThan(millis)
+        .execute()
+    )
+    return [str(location) for location in result.orphanFileLocations()]

@@ -185,6 +185,10 @@ class Settings:
     decode_max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES
     decode_max_depth: int = DEFAULT_MAX_DEPTH
     decode_split_bytes: int = DEFAULT_SPLIT_BYTES
+    # -- privacy (docs/privacy.md): the salt of irreversible hashes and the key of
+    # deterministic encryption; secrets, so kept out of repr
+    privacy_salt: str | None = field(default=None, repr=False)
+    privacy_key: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -243,6 +247,8 @@ class Settings:
             ),
             decode_max_depth=_positive_int(env, "FLOE_DECODE_MAX_DEPTH", DEFAULT_MAX_DEPTH),
             decode_split_bytes=_positive_int(env, "FLOE_DECODE_SPLIT_BYTES", DEFAULT_SPLIT_BYTES),
+            privacy_salt=env.get("FLOE_PRIVACY_SALT") or None,
+            privacy_key=env.get("FLOE_PRIVACY_KEY") or None,
         )
 
     # -- derived places
@@ -272,6 +278,11 @@ class Settings:
     def registry_dir(self) -> Path:
         """The file-backed schema registry (``registry.json`` inside)."""
         return self.state_dir / "registry"
+
+    @property
+    def privacy_dir(self) -> Path:
+        """Local privacy state: the development secrets file and the erasure lock."""
+        return self.state_dir / "privacy"
 
     @property
     def spark_master_url(self) -> str:

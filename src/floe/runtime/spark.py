@@ -117,6 +117,7 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
         if spark not in _READY:
             spark.sparkContext.setLogLevel(s.spark_log_level)
             ensure_schemas(spark)
+            register_functions(spark, s)
             _READY.add(spark)
     return spark
 
@@ -180,3 +181,11 @@ def use_settings(spark: SparkSession, settings: Settings) -> None:
     spark.catalog.clearCache()
     spark._jsparkSession.sessionState().catalogManager().reset()
     ensure_schemas(spark)
+    register_functions(spark, settings)
+
+
+def register_functions(spark: SparkSession, settings: Settings) -> None:
+    """floe's SQL functions (the masking functions of docs/privacy.md) in ``spark``."""
+    from floe.privacy.functions import register_functions as register_privacy
+
+    register_privacy(spark, settings)
