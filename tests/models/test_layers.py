@@ -47,8 +47,10 @@ def test_every_model_reads_only_the_layers_below_it(manifest):
                 continue
             # A masked twin (marts.*_masked) is the mart it masks, for analysts
             # (docs/privacy.md): it reads exactly that mart.
-            if layer == "marts" and kind == "marts" and node["name"] == (
-                models[parent]["name"] + "_masked"
+            if (
+                layer == "marts"
+                and kind == "marts"
+                and node["name"] == (models[parent]["name"] + "_masked")
             ):
                 continue
             if kind not in allowed.get(layer, set()):

@@ -97,6 +97,8 @@ def _choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str,
     if value not in choices:
         raise SettingsError(f"{name}={env.get(name)!r}: use one of {', '.join(choices)}")
     return value
+
+
 def _memory(env: Mapping[str, str], name: str, default: str) -> str:
     """A JVM memory size such as ``512m`` or ``2g`` (what Spark's ``*.memory`` settings take)."""
     raw = (env.get(name) or "").strip()
