@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import secrets
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -16,6 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # Small on purpose: CI has two cores; every feed, model and test still runs.
 DRIVER_MEMORY = "1g"
+# One masking salt and key for both builds of a test run, so the masked marts of the
+# local and the cluster build agree (the cluster target never invents secrets).
+PRIVACY_SECRETS = {
+    "FLOE_PRIVACY_SALT": secrets.token_urlsafe(32),
+    "FLOE_PRIVACY_KEY": base64.b64encode(secrets.token_bytes(64)).decode(),
+}
 
 
 def child_env(**overrides: str) -> dict[str, str]:
@@ -31,6 +39,7 @@ def child_env(**overrides: str) -> dict[str, str]:
         DBT_SEND_ANONYMOUS_USAGE_STATS="false",
         PYSPARK_PYTHON=sys.executable,
         FLOE_DRIVER_MEMORY=DRIVER_MEMORY,
+        **PRIVACY_SECRETS,
     )
     env.update(overrides)
     return env
