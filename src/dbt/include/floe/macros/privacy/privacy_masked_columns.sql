@@ -22,7 +22,14 @@
     {%- endif -%}
     {%- set metas = privacy_column_metas(relation) -%}
     {%- set items = [] -%}
-    {%- for column in adapter.get_columns_in_relation(relation) -%}
+    {%- set columns = adapter.get_columns_in_relation(relation) -%}
+    {%- if not columns and load_relation(relation) is none -%}
+        {#- Not built yet (dbt compile, docs or lineage on an empty warehouse): the
+            columns the upstream model documents. A build compiles this model after its
+            upstream ran, from the warehouse's columns. -#}
+        {%- set columns = privacy_documented_columns(relation) -%}
+    {%- endif -%}
+    {%- for column in columns -%}
         {%- set name = column.name | lower -%}
         {%- set meta = metas.get(name) -%}
         {%- if meta is none -%}
@@ -69,4 +76,24 @@
         {%- endif -%}
     {%- endfor -%}
     {{ return(found) }}
+{% endmacro %}
+
+
+{#
+    The columns the model, seed or snapshot that builds `relation` documents in its
+    YAML, as Column objects (a documented data_type, else string): what
+    privacy_masked_columns selects when `relation` is not built yet.
+#}
+{% macro privacy_documented_columns(relation) %}
+    {%- set columns = [] -%}
+    {%- for node in graph.nodes.values() -%}
+        {%- if node.resource_type in ['model', 'seed', 'snapshot']
+              and (node.schema | lower) == (relation.schema | lower)
+              and ((node.alias or node.name) | lower) == (relation.identifier | lower) -%}
+            {%- for name, column in node.columns.items() -%}
+                {%- do columns.append(api.Column.create(name, column.data_type or 'string')) -%}
+            {%- endfor -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(columns) }}
 {% endmacro %}
