@@ -277,3 +277,101 @@ def test_rectify_sets_the_value_everywhere_and_purges_the_old_one(spark, subject
     log = [r for r in _log(spark) if r.operation == "rectify"]
     assert len(log) == 1 and log[0].status == "complete"
     assert list(log[0].columns_set) == ["phonenumber"]
+
+
+# --------------------------------------------------------------------------- crash safety
+
+# Progress lines `floe forget` prints (stderr) as it enters each step; the test kills
+# the whole process (its JVM too) the moment one appears. FLOE_PRIVACY_CRASH_POINTS=all
+# (`make test-privacy-crash`) kills at every step, one after the other.
+CRASH_POINTS = ["change: ", "hygiene: "]
+ALL_CRASH_POINTS = ["journal: ", "change: ", "ledger: ", "hygiene: ", "verify: "]
+
+
+def _forget_process(wh, subject: str, *args: str):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {
+        **os.environ,
+        "FLOE_HOME": str(wh.settings.home),
+        "FLOE_SETTLE_SECONDS": "0",
+        "PYSPARK_PYTHON": sys.executable,
+    }
+    for var in ("FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI"):
+        env.pop(var, None)
+    floe = str(Path(sys.executable).parent / "floe")
+    command = [floe, "forget", "--subject", subject, "--manifest", str(wh.manifest), *args]
+    return subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: the kill takes its JVM too
+    )
+
+
+def _kill_at(wh, subject: str, point: str) -> bool:
+    """Run `floe forget` and SIGKILL it (and its JVM) when it prints ``point``."""
+    import os
+    import signal
+
+    process = _forget_process(wh, subject, "--json")
+    assert process.stderr is not None
+    killed = False
+    try:
+        for line in process.stderr:
+            if line.startswith(point):
+                os.killpg(process.pid, signal.SIGKILL)
+                killed = True
+                break
+    finally:
+        if not killed and process.poll() is None:
+            process.wait(timeout=600)
+        process.wait(timeout=120)
+        if process.stdout:
+            process.stdout.close()
+        process.stderr.close()
+    return killed
+
+
+def test_forget_killed_at_any_step_then_rerun_completes_and_logs_once(
+    spark, subject_warehouse
+):
+    import os
+
+    from floe.runtime import open_catalog
+
+    wh = subject_warehouse
+    cid = wh.other_id
+    subject = f"customer_id={cid}"
+    emails = sorted(
+        r.email_id
+        for r in spark.table("raw.customer_address").where(f"customer_id = {cid}").collect()
+        if r.email_id
+    )
+    keys = _key_values(wh, cid)
+    assert find_subject(wh.settings.warehouse, keys, emails) != []
+    points = ALL_CRASH_POINTS if os.environ.get("FLOE_PRIVACY_CRASH_POINTS") == "all" else CRASH_POINTS
+    for point in points:
+        assert _kill_at(wh, subject, point), f"floe forget never reached {point!r}"
+    process = _forget_process(wh, subject, "--json")
+    out, err = process.communicate(timeout=900)
+    assert process.returncode == 0, err[-3000:]
+    assert json.loads(out)["status"] == "complete"
+
+    assert find_subject(wh.settings.warehouse, keys, emails) == []
+    hashed = hash_value(subject, load_secrets(wh.settings).salt)
+    log = open_catalog(wh.settings).load_table(("audit", "erasure_log")).scan().to_arrow()
+    mine = [r for r in log.to_pylist() if r["subject_hash"] == hashed]
+    assert len(mine) == 1 and mine[0]["status"] == "complete", mine
+    assert {t["table_name"] for t in mine[0]["tables"]} >= {
+        "raw.customer_master",
+        "raw.customer_address",
+        "marts.dim_customer",
+        "marts.dim_customer_masked",
+    }
+    # (a second run after a complete one is a no-op: test_a_second_run_changes_nothing...)
