@@ -132,7 +132,11 @@ def subject_warehouse(
         use_settings(spark, settings)
         info = json.loads((Path(cache) / "info.json").read_text())
         yield Warehouse(
-            settings, Path(cache) / "manifest.json", info["subject"], info["other"], Path(info["file"])
+            settings,
+            Path(cache) / "manifest.json",
+            info["subject"],
+            info["other"],
+            Path(info["file"]),
         )
         return
     settings = Settings.from_env({"FLOE_HOME": str(home), "FLOE_SETTLE_SECONDS": "0"})

@@ -193,7 +193,7 @@ def test_decrypt_is_registered_only_on_request_and_round_trips(spark, lakehouse)
     spark.sql("drop temporary function if exists floe_decrypt")
     frame = spark.createDataFrame([("Ava Ng",), ("Zoë",), (None,)], "v string")
     encrypted = frame.selectExpr("v", "floe_encrypt(v) as e")
-    with pytest.raises(AnalysisException, match="(?i)floe_decrypt"):
+    with pytest.raises(AnalysisException, match=r"(?i)floe_decrypt"):
         encrypted.selectExpr("floe_decrypt(e)").collect()
     register_decrypt(spark, lakehouse)
     try:

@@ -43,7 +43,7 @@ def test_malformed_subjects_are_rejected_before_any_sql(text, message):
 
 @pytest.mark.parametrize("value", ["042", "4.2e1", "42 ", "x' OR '1'='1", "9" * 20, "1;1"])
 def test_values_must_fit_the_key_column_type(value):
-    with pytest.raises(SubjectError, match="raw.t.c: .* is not a canonical bigint"):
+    with pytest.raises(SubjectError, match=r"raw\.t\.c: .* is not a canonical bigint"):
         typed_value(value, "bigint", "raw.t.c")
 
 
@@ -98,9 +98,7 @@ def fixture_manifest(path: Path) -> Path:
         "handle": _column("handle", classification="sensitive", subject_key="handle"),
         "full_name": _column("full_name", pii=True, classification="private"),
         "email": _column("email", pii=True, classification="private"),
-        "phone": _column(
-            "phone", pii=True, classification="private", masking={"method": "redact"}
-        ),
+        "phone": _column("phone", pii=True, classification="private", masking={"method": "redact"}),
         "city": _column("city", classification="public"),
     }
     contacts = {"id": _column("id"), "contact": _column("contact")}
@@ -181,7 +179,7 @@ def test_a_value_that_does_not_fit_a_key_column_fails_naming_it(spark, lakehouse
         "sources": {},
     }
     tags = PrivacyTags.from_manifest(manifest)
-    with pytest.raises(SubjectError, match="marts.accounts.*customer_id.*not a canonical bigint"):
+    with pytest.raises(SubjectError, match=r"marts\.accounts.*customer_id.*not a canonical bigint"):
         forget(spark, lakehouse, tags, Subject.parse("customer_id=1' OR '1'='1"), dry_run=True)
     with pytest.raises(SubjectError, match="no column is tagged with subject_key 'email'"):
         forget(spark, lakehouse, tags, Subject.parse("email=a@b.c"), dry_run=True)
