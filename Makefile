@@ -81,6 +81,7 @@ lint: setup
 	$(BIN)/sqlfluff lint $(SQL_DIRS)
 	$(BIN)/floe registry check
 	$(BIN)/floe docs-coverage
+	$(BIN)/floe privacy scan --static
 
 fmt: setup
 	$(BIN)/ruff check --fix .
