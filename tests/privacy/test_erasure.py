@@ -303,6 +303,40 @@ def test_rectify_sets_the_value_everywhere_and_purges_the_old_one(spark, subject
     assert list(log[0].columns_set) == ["phonenumber"]
 
 
+def test_the_dbt_run_operation_erases_with_the_same_engine(spark, subject_warehouse, dbt):
+    cid = 5051  # a generated customer with one of the fixture's hand-made purchases too
+    count = f"select count(*) from raw.customer_events where customerid = {cid}"
+    before = spark.sql(count).first()[0]
+    assert before > 0
+    snapshots = _snapshots(spark)
+    dbt(
+        [
+            "run-operation",
+            "privacy_forget",
+            "--args",
+            f"{{subject: 'customer_id={cid}', dry_run: true}}",
+        ]
+    )
+    assert _snapshots(spark) == snapshots
+    failed = dbt(
+        ["run-operation", "privacy_forget", "--args", '{subject: "customer_id=5051\' OR 1=1"}'],
+        expect_success=False,
+    )
+    assert not failed.success
+    assert _snapshots(spark) == snapshots
+    dbt(["run-operation", "privacy_forget", "--args", f"{{subject: 'customer_id={cid}'}}"])
+    assert spark.sql(count).first()[0] == 0
+    assert (
+        spark.sql(
+            f"select count(*) from marts.fct_customer_purchases where customerid = '{cid}'"
+        ).first()[0]
+        == 0
+    )
+    hashed = hash_value(f"customer_id={cid}", load_secrets(subject_warehouse.settings).salt)
+    logged = [r for r in _log(spark) if r.subject_hash == hashed]
+    assert len(logged) == 1 and logged[0].status == "complete"
+
+
 # --------------------------------------------------------------------------- crash safety
 
 # Progress lines `floe forget` prints (stderr) as it enters each step; the test kills
