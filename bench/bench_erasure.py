@@ -4,7 +4,7 @@ Two warehouses, each in a temporary lakehouse:
 
 - **demo**: the demo generator's customer feeds and customer_events stream built with
   dbt (raw, staging, SCD2 dim_customer, the merge-on-read fct_customer_purchases, the
-  masked twins); scale FLOE_BENCH_ERASURE_DEMO_SCALE (default 200), days 3;
+  masked twins); scale FLOE_BENCH_ERASURE_DEMO_SCALE (default 200, 0 skips it), days 3;
 - **large**: FLOE_BENCH_ERASURE_CUSTOMERS customers (default 1,000,000; 0 skips it)
   written straight into tables shaped like raw.customer_master, marts.dim_customer
   (1.2 versions per customer, merge-on-read) and marts.fct_customer_purchases (3
@@ -109,7 +109,7 @@ def large(spark: Any) -> None:
     spark.sql("create namespace if not exists marts")
     spark.sql(
         "create table raw.customer_master (customer_id bigint, first_name string, "
-        "last_name string, employer_name string) using iceberg"
+        "last_name string, employer_name string, _source_file string) using iceberg"
     )
     spark.sql(
         "create table marts.dim_customer (customer_sk string, customer_id bigint, "
@@ -130,6 +130,9 @@ def large(spark: Any) -> None:
             name.alias("first_name"),
             name.alias("last_name"),
             F.lit("Acme").alias("employer_name"),
+            F.lit(f"customers/customer_master/load_date=2022-07-0{i + 1}/part-00000.csv").alias(
+                "_source_file"
+            ),
         ).writeTo("raw.customer_master").append()
         versions = ids.select(
             "cid", F.explode(F.when(F.col("cid") % 5 == 0, F.array(F.lit(0), F.lit(1)))
@@ -168,8 +171,9 @@ def main() -> None:
     from floe.runtime import get_spark
 
     spark = get_spark()
-    print("-- demo warehouse")
-    demo(spark)
+    if DEMO_SCALE:
+        print("-- demo warehouse")
+        demo(spark)
     if CUSTOMERS:
         print("-- large warehouse")
         large(spark)
