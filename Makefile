@@ -19,12 +19,12 @@ export DBT_PROJECT_DIR := $(CURDIR)
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup postgresql build test test-cluster lint fmt unit integration bench docs docs-serve clean
+.PHONY: help setup postgresql build test test-cluster test-privacy-crash lint fmt unit integration bench docs docs-serve clean
 
 help:
 	@echo "make build   set up, generate demo data, dbt build on the embedded default"
 	@echo "make test    set up, lint, unit + integration tests"
-	@echo "make lint | fmt | bench | docs | clean | test-cluster"
+	@echo "make lint | fmt | bench | docs | clean | test-cluster | test-privacy-crash"
 
 setup: $(STAMP) $(JDBC_JARS) $(CHROMIUM) postgresql
 
@@ -69,6 +69,11 @@ integration: setup
 test-cluster: setup
 	$(BIN)/python -m pytest tests/cluster $(PYTEST_ARGS)
 
+# Erasure crash safety, long version: `floe forget` killed at every step in turn (`make
+# test` kills it at two), then re-run to completion (docs/privacy.md).
+test-privacy-crash: setup
+	FLOE_PRIVACY_CRASH_POINTS=all $(BIN)/python -m pytest tests/privacy/test_erasure.py $(PYTEST_ARGS)
+
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -76,6 +81,7 @@ lint: setup
 	$(BIN)/sqlfluff lint $(SQL_DIRS)
 	$(BIN)/floe registry check
 	$(BIN)/floe docs-coverage
+	$(BIN)/floe privacy scan --static
 
 fmt: setup
 	$(BIN)/ruff check --fix .
