@@ -11,6 +11,11 @@ customers changed and 0.1 % deleted.
 
 FLOE_BENCH_SCD2_GROWTH=1 repeats at 5 x N to show how time grows.
 Targets: floe incremental <= 1/3 of the snapshot, <= 1.5 x the hand MERGE.
+
+Catch-up (FLOE_BENCH_SCD2_CATCHUP_ROWS customers, default 200,000): from the same
+state, one dimension applies one pending change load and an identical one five
+(each load 1 % of the customers changed, 0.1 % deleted). Target: five <= 1.5 x one.
+FLOE_BENCH_SCD2_CASES picks the cases (default "incremental,catchup").
 """
 
 from __future__ import annotations
@@ -25,7 +30,10 @@ NODES = {
     "model.floe_bench_scd2.dim_floe": "floe (changes)",
     "model.floe_bench_scd2.dim_floe_full": "floe (full)",
     "snapshot.floe_bench_scd2.dim_snapshot": "stock snapshot",
+    "model.floe_bench_scd2.dim_catchup_one": "catch-up 1 load",
+    "model.floe_bench_scd2.dim_catchup_five": "catch-up 5 loads",
 }
+CATCHUP_LOADS = 5
 ATTRS = "first_name, last_name, employer_name, email_id, city, country"
 
 
@@ -76,11 +84,14 @@ def _append_second_load(spark, n: int) -> None:
     feed.unionByName(deleted).writeTo("bench.src_changes").append()
 
 
-def _dbt(args: list[str], day: str) -> dict[str, float]:
+def _dbt(args: list[str], day: str, **more_vars: str) -> dict[str, float]:
     from floe.dbt import run_dbt
 
     run = run_dbt(
-        args, vars={"bench_load_date": day}, project=PROJECT, target_path=PROJECT / "target"
+        args,
+        vars={"bench_load_date": day, **more_vars},
+        project=PROJECT,
+        target_path=PROJECT / "target",
     )
     if not run.success:
         raise RuntimeError(f"dbt {' '.join(args)} failed: {run.failures or run.exception}")
@@ -128,13 +139,65 @@ def _hand_merge(spark) -> float:
     return time.perf_counter() - started
 
 
-def run_once(n: int) -> dict[str, float]:
+def _spark():
     from floe.runtime import Settings, get_spark, use_settings
 
     home = tempfile.mkdtemp(prefix="floe-bench-scd2-")
     settings = Settings.from_env({"FLOE_HOME": home})
     spark = get_spark(settings)
     use_settings(spark, settings)
+    return spark
+
+
+def _append_catchup_loads(spark, n: int) -> None:
+    """Loads 2..6: 1 % of the customers changed and 0.1 % deleted, other keys each load."""
+    for k in range(2, 2 + CATCHUP_LOADS):
+        day = _state(spark, n, f"2022-07-{k:02d}", changed=False)
+        changed = day.where(f"customer_id % 100 = {k}").selectExpr(
+            "customer_id",
+            "first_name",
+            f"concat('L{k}_', customer_id) as last_name",
+            "employer_name",
+            "email_id",
+            "city",
+            "country",
+            "load_date",
+            "false as _scd2_deleted",
+        )
+        deleted = day.where(f"customer_id % 1000 = {500 + 10 * k}").selectExpr(
+            "*", "true as _scd2_deleted"
+        )
+        changed.unionByName(deleted).writeTo("bench.src_catchup").append()
+
+
+def run_catchup(n: int, repeats: int) -> list[dict[str, float]]:
+    """One pending load vs five from the same state, `repeats` times, in one SparkSession.
+
+    Each repeat rebuilds both dimensions at load 1 (a full refresh with run_date),
+    then times the one-load and the five-load build; the first repeat also warms the JVM.
+    """
+    spark = _spark()
+    spark.sql("create namespace if not exists bench")
+    first = _state(spark, n, "2022-07-01", changed=False).selectExpr("*", "false as _scd2_deleted")
+    first.writeTo("bench.src_catchup").using("iceberg").partitionedBy("load_date").createOrReplace()
+    _append_catchup_loads(spark, n)
+    select = ["--select", "bench_catchup_loads", "dim_catchup_one", "dim_catchup_five"]
+    changed_per_load = spark.range(1, n + 1).where("id % 100 = 2").count()
+    runs = []
+    for _ in range(repeats):
+        _dbt(["build", *select, "--full-refresh"], "2022-07-01", run_date="2022-07-01")
+        out = _dbt(["build", "--select", "dim_catchup_one"], "2022-07-02", run_date="2022-07-02")
+        out.update(_dbt(["build", "--select", "dim_catchup_five"], "2022-07-06"))
+        one = spark.table("default.dim_catchup_one").count()
+        five = spark.table("default.dim_catchup_five").count()
+        assert one == n + changed_per_load, f"dim_catchup_one has {one} rows"
+        assert five == n + CATCHUP_LOADS * changed_per_load, f"dim_catchup_five has {five} rows"
+        runs.append(out)
+    return runs
+
+
+def run_once(n: int) -> dict[str, float]:
+    spark = _spark()
     _write_sources(spark, n)
     select = ["--select", "bench_loads", "dim_floe", "dim_floe_full", "dim_snapshot"]
     initial = _dbt(["build", *select], "2022-07-01")
@@ -152,6 +215,25 @@ def run_once(n: int) -> dict[str, float]:
 
 
 def main() -> None:
+    cases = os.environ.get("FLOE_BENCH_SCD2_CASES", "incremental,catchup").split(",")
+    if "catchup" in cases:
+        n = int(os.environ.get("FLOE_BENCH_SCD2_CATCHUP_ROWS", "200000"))
+        print(f"-- catch-up, {n:,} customers, 1 vs {CATCHUP_LOADS} pending loads", flush=True)
+        repeats = int(os.environ.get("FLOE_BENCH_SCD2_CATCHUP_REPEATS", "3"))
+        runs = run_catchup(n, repeats)
+        for i, t in enumerate(runs, 1):
+            ratio = t["catch-up 5 loads"] / t["catch-up 1 load"]
+            print(
+                f"  repeat {i}: 1 load {t['catch-up 1 load']:6.1f} s,"
+                f" 5 loads {t['catch-up 5 loads']:6.1f} s, ratio {ratio:5.2f}"
+            )
+        ratios = sorted(t["catch-up 5 loads"] / t["catch-up 1 load"] for t in runs)
+        print(
+            f"  ratio 5 loads / 1 load, median of {len(runs)}   {ratios[len(ratios) // 2]:5.2f}"
+            "  (target <= 1.5)"
+        )
+    if "incremental" not in cases:
+        return
     n = int(os.environ.get("FLOE_BENCH_SCD2_ROWS", "1000000"))
     sizes = [n, 5 * n] if os.environ.get("FLOE_BENCH_SCD2_GROWTH") == "1" else [n]
     results = {}

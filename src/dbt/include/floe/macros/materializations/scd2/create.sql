@@ -1,6 +1,10 @@
-{# CREATE TABLE AS for an scd2 table, with floe's Iceberg table properties. #}
-{% macro floe_scd2_create_sql(relation, src_view, columns, cfg, eff=none) %}
-    {#- Empty (eff none), or the first load itself: one CTAS, no MERGE of N inserts. -#}
+{#
+    CREATE TABLE AS of an scd2 table, with floe's Iceberg table properties:
+    from the versions of every pending load (floe_scd2_versions_sql without a
+    table: all inserts, surrogate keys 1.. by load then key), or empty with the
+    model's columns when nothing has landed (`versions` none).
+#}
+{% macro floe_scd2_create_sql(relation, source, columns, cfg, versions=none) %}
     create table {{ relation }}
     using iceberg
     {{ partition_cols(label="partitioned by") }}
@@ -10,21 +14,23 @@
     {%- endfor %}
     )
     as select
-    {%- if eff is none %}
+    {%- if versions is none %}
         cast(null as bigint) as {{ cfg.sk }},
-    {%- else %}
-        cast(row_number() over (order by {{ cfg.key_cols | join(', ') }}) as bigint)
-            as {{ cfg.sk }},
-    {%- endif %}
         {%- for c in columns.data %}
         {{ c }},
         {%- endfor %}
-        {{ "cast(null as date)" if eff is none else "date'" ~ eff ~ "'" }} as {{ cfg.valid_from }},
-        {{ "cast(null as date)" if eff is none else "date'" ~ cfg.sentinel ~ "'" }} as {{ cfg.valid_to }}
-    from {{ src_view }}
-    {%- if eff is none %}
+        cast(null as date) as {{ cfg.valid_from }},
+        cast(null as date) as {{ cfg.valid_to }}
+    from {{ source }}
     where false
-    {%- elif columns.flags_deletes %}
-    where not coalesce(_scd2_deleted, false)
+    {%- else %}
+        s._scd2_sk as {{ cfg.sk }},
+        {%- for c in columns.data %}
+        s.{{ c }},
+        {%- endfor %}
+        s._scd2_valid_from as {{ cfg.valid_from }},
+        s._scd2_valid_to as {{ cfg.valid_to }}
+    from {{ versions }} as s
+    where s._scd2_row = 'insert'
     {%- endif %}
 {% endmacro %}

@@ -1,18 +1,9 @@
-{# The loads listed by the model's `scd2_loads` model, and those still to apply. #}
-{% macro floe_scd2_loads(cfg) %}
-    {#- [(load_date 'YYYY-MM-DD', kind, fingerprint)], oldest first. -#}
-    {%- set rel = ref(cfg.loads) -%}
-    {%- set rows = run_query(
-        "select cast(load_date as string), cast(load_kind as string), cast(fingerprint as string) from "
-        ~ rel ~ " order by 1") -%}
-    {%- set loads = [] -%}
-    {%- for r in rows -%}
-        {%- do loads.append([r[0], r[1], r[2]]) -%}
-    {%- endfor -%}
-    {{ return(loads) }}
-{% endmacro %}
-
-
+{#
+    The loads to apply: listed by the `scd2_loads` model and not applied, or
+    applied with another fingerprint (a file landed late), up to var run_date.
+    A load dated before the last applied one cannot be slotted into the
+    history and fails, naming both dates.
+#}
 {% macro floe_scd2_pending(loads, applied, cfg) %}
     {%- set last_applied = (applied.keys() | sort | last) if applied else none -%}
     {%- set pending = [] -%}

@@ -1,20 +1,29 @@
-{# The one MERGE that applies a staged load (floe_scd2_stage). #}
-{% macro floe_scd2_merge_sql(target, staged, columns, cfg, eff) %}
+{#
+    The one MERGE applying every pending load (floe_scd2_versions_sql): current
+    rows closed (or, re-applying load 1, rows it inserted deleted and rows it
+    closed re-opened), new versions inserted. One commit: a reader never sees
+    part of a build's loads.
+#}
+{% macro floe_scd2_merge_sql(target, versions, columns, cfg, plan, reapply=false) %}
     {%- set vf, vt = cfg.valid_from, cfg.valid_to -%}
-    {%- set day_before = "date_sub(date'" ~ eff ~ "', 1)" -%}
+    {%- set sentinel = "date'" ~ cfg.sentinel ~ "'" -%}
+    {%- set eff1 = "date'" ~ plan[0].eff ~ "'" -%}
     merge into {{ target }} as t
-    using {{ staged }} as s
+    using {{ versions }} as s
     on s._scd2_row = 'match'
         and {{ floe_scd2_key_join('t', 's', cfg.key_cols) }}
-        and (t.{{ vt }} = date'{{ cfg.sentinel }}'
-             or t.{{ vt }} = {{ day_before }} or t.{{ vf }} = date'{{ eff }}')
-    {#- Rows an earlier application of this load inserted: replaced by this one. -#}
-    when matched and t.{{ vf }} = date'{{ eff }}' then delete
-    when matched and s._scd2_op in ('U', 'D') then update set
-        t.{{ vt }} = {{ day_before }}
-    {#- Expired by an earlier application of this load, unchanged now: current again. -#}
-    when matched and t.{{ vt }} <> date'{{ cfg.sentinel }}' then update set
-        t.{{ vt }} = date'{{ cfg.sentinel }}'
+    {%- if reapply %}
+        and (t.{{ vf }} = {{ eff1 }}
+             or t.{{ vt }} = {{ sentinel }} and t.{{ vf }} < {{ eff1 }}
+             or t.{{ vt }} = date_sub({{ eff1 }}, 1))
+    when matched and t.{{ vf }} = {{ eff1 }} then delete
+    when matched and t.{{ vt }} <> s._scd2_valid_to then update set
+        t.{{ vt }} = s._scd2_valid_to
+    {%- else %}
+        and t.{{ vt }} = {{ sentinel }}
+    when matched then update set
+        t.{{ vt }} = s._scd2_valid_to
+    {%- endif %}
     when not matched and s._scd2_row = 'insert' then insert (
         {{ cfg.sk }},
         {%- for c in columns.data %} {{ c }},{% endfor %}
@@ -22,6 +31,6 @@
     ) values (
         s._scd2_sk,
         {%- for c in columns.data %} s.{{ c }},{% endfor %}
-        date'{{ eff }}', date'{{ cfg.sentinel }}'
+        s._scd2_valid_from, s._scd2_valid_to
     )
 {% endmacro %}

@@ -4,19 +4,24 @@
     The model's SQL describes ONE load: the source version of the keys that the
     load touched (or of every key, for a full extract), as of the load date
     `{{ floe_scd2_load_date() }}`. The materialization finds the loads that
-    have landed and are not yet applied (`scd2_loads`), oldest first, and for
-    each one
-      1. renders the model for that load date (a temporary view),
-      2. tags every key I / U / D / N against the current rows, comparing a
-         hash of the tracked columns that cannot collide by concatenation
-         (sha2 over to_json of a named struct: names and escaping included),
-      3. applies expiries, same-day replacements and inserts in ONE Iceberg
-         MERGE (a reader never sees half a load), and
-      4. records the load and its file fingerprint in the ledger
+    have landed and are not yet applied (`scd2_loads`), and applies ALL of them
+    in one set-based statement (docs/decisions/0013-scd2-set-based-catch-up.md):
+      1. the model is rendered once per pending load and the renderings are
+         stacked (UNION ALL, each tagged with its load);
+      2. window functions over each key's events (its current row, then its
+         version in each load) tag every event I / U / D / N against the state
+         before it, comparing a hash of the tracked columns that cannot collide
+         by concatenation (sha2 over to_json of a named struct), and give every
+         new version its valid_from, valid_to and surrogate key;
+      3. ONE Iceberg MERGE closes current rows and inserts the new versions (a
+         reader never sees part of a build), or one CREATE TABLE AS when the
+         table is (re)built;
+      4. the loads and their file fingerprints are recorded in the ledger
          `audit.floe_scd2_ledger`.
-    A re-run with nothing pending commits nothing. A load dated before the last
-    applied one is refused; `--full-refresh` replays every load in date order
-    and yields the same table, surrogate keys included.
+    The result is the table applying the loads one at a time, oldest first,
+    each with its own run date, would give, surrogate keys included. Nothing
+    pending commits nothing. A load dated before the last applied one is
+    refused; `--full-refresh` replays every load and yields the same table.
 
     Config (model YAML or config()):
       unique_key         key column or list of columns (required)
@@ -24,7 +29,7 @@
                          load_kind, fingerprint (required)
       tracked_columns    columns whose change makes a new version
                          (default: every model column but the key and _scd2_*)
-      surrogate_key      default 'sk'; numbered max + 1.. in key order
+      surrogate_key      default 'sk'; numbered max + 1.. by load, then key
       valid_from         default 'valid_from'
       valid_to           default 'valid_to'
       sentinel           default '9999-12-31' (valid_to of current rows)
@@ -35,7 +40,8 @@
                          by `_scd2_deleted`; 'absence': every load is a full
                          extract; 'status': only `_scd2_deleted` deletes
       full_extract_kinds default ['full']
-    The model may return a boolean `_scd2_deleted` column (a delete flag).
+    The model may return a boolean `_scd2_deleted` column (a delete flag), and
+    must return one row per key and load (two fail the build, naming the key).
     The var `run_date` applies loads up to that date only.
 #}
 
@@ -50,79 +56,119 @@
 
     {{ run_hooks(pre_hooks) }}
     {%- do floe_scd2_ensure_ledger(ledger) -%}
+    {%- set state = floe_scd2_state(cfg, ledger, none if full_refresh else target_relation) -%}
+    {%- set applied = {} if full_refresh else state.applied -%}
     {%- if full_refresh -%}
         {%- if existing_relation is not none -%}
             {%- do adapter.drop_relation(existing_relation) -%}
         {%- endif -%}
-        {%- call statement('forget_loads') -%}
-            delete from {{ ledger }} where model = '{{ this }}'
-        {%- endcall -%}
-    {%- endif -%}
-
-    {%- set loads = floe_scd2_loads(cfg) -%}
-    {%- set applied = floe_scd2_applied(ledger) -%}
-    {%- set pending = floe_scd2_pending(loads, applied, cfg) -%}
-    {%- set first_load = loads[0][0] if loads | length > 0 else none -%}
-    {%- set src_view = make_temp_relation(this, '__scd2_src').include(database=false, schema=false) -%}
-
-    {%- if full_refresh and pending | length == 0 -%}
-        {#- Nothing landed yet: the empty table, its columns from the model. -#}
-        {%- call statement('src_shape') -%}
-            create or replace temporary view {{ src_view }} as
-            {{ compiled_code | replace('__FLOE_SCD2_LOAD_DATE__', first_load or '1970-01-01') }}
-        {%- endcall -%}
-        {%- set columns = floe_scd2_columns(src_view, cfg) -%}
-        {%- call statement('create_target') -%}
-            {{ floe_scd2_create_sql(target_relation, src_view, columns, cfg) }}
-        {%- endcall -%}
-    {%- endif -%}
-
-    {%- set summary = [] -%}
-    {%- for load in pending -%}
-        {%- set load_date, load_kind, fingerprint = load[0], load[1], load[2] -%}
-        {%- set eff = cfg.initial_eff_date if load_date == first_load else load_date -%}
-        {%- set full_extract = cfg.delete_detection == 'absence'
-            or (cfg.delete_detection == 'auto' and load_kind in cfg.full_extract_kinds) -%}
-        {%- call statement('src_' ~ loop.index) -%}
-            create or replace temporary view {{ src_view }} as
-            {{ compiled_code | replace('__FLOE_SCD2_LOAD_DATE__', load_date) }}
-        {%- endcall -%}
-        {%- set columns = floe_scd2_columns(src_view, cfg) -%}
-        {%- if full_refresh and loop.first -%}
-            {#- Into an empty table every row is an insert: create it with them. -#}
-            {%- call statement('create_target') -%}
-                {{ floe_scd2_create_sql(target_relation, src_view, columns, cfg, eff) }}
-            {%- endcall -%}
-            {%- set changes = {'counts': 'initial load'} -%}
-        {%- else -%}
-            {%- set changes = floe_scd2_stage(
-                target_relation, src_view, columns, cfg, eff, full_extract, load_date in applied) -%}
-            {%- if changes.total > 0 -%}
-                {%- call statement('merge_' ~ loop.index) -%}
-                    {{ floe_scd2_merge_sql(target_relation, changes.view, columns, cfg, eff) }}
-                {%- endcall -%}
-            {%- endif -%}
-            {%- call statement('uncache_' ~ loop.index) -%}
-                uncache table if exists {{ changes.view }}
+        {%- if state.applied -%}
+            {%- call statement('forget_loads') -%}
+                delete from {{ ledger }} where model = {{ floe_string_literal(this) }}
             {%- endcall -%}
         {%- endif -%}
-        {%- do floe_scd2_record(ledger, load_date, fingerprint, target_relation) -%}
-        {%- do summary.append(load_date ~ ' ' ~ changes.counts) -%}
-        {{ log(this ~ ': applied load ' ~ load_date ~ ' (' ~ load_kind ~ ', effective ' ~ eff
-               ~ '): ' ~ changes.counts, info=True) }}
-    {%- endfor -%}
-    {%- call statement('drop_src') -%}
-        drop view if exists {{ src_view }}
-    {%- endcall -%}
+    {%- endif -%}
+
+    {%- set first_load = state.loads[0][0] if state.loads | length > 0 else none -%}
+    {%- set pending = floe_scd2_pending(state.loads, applied, cfg) -%}
+    {%- if pending and not full_refresh
+        and state.snapshots.ledger != state.snapshots.table -%}
+        {%- set pending = floe_scd2_recover(
+            target_relation, ledger, pending, applied, first_load, cfg) -%}
+    {%- endif -%}
+    {%- set src_view = make_temp_relation(this, '__scd2_src').include(database=false, schema=false) -%}
+
+    {%- if pending | length == 0 -%}
+        {%- if full_refresh -%}
+            {#- Nothing landed yet: the empty table, its columns from the model. -#}
+            {%- call statement('src_shape') -%}
+                create or replace temporary view {{ src_view }} as
+                {{ compiled_code | replace('__FLOE_SCD2_LOAD_DATE__', first_load or '1970-01-01') }}
+            {%- endcall -%}
+            {%- set columns = floe_scd2_columns(src_view, cfg) -%}
+            {%- call statement('create_target') -%}
+                {{ floe_scd2_create_sql(target_relation, src_view, columns, cfg) }}
+            {%- endcall -%}
+            {%- call statement('drop_src') -%}
+                drop view if exists {{ src_view }}
+            {%- endcall -%}
+        {%- else -%}
+            {{ log(this ~ ': no pending loads, nothing committed', info=True) }}
+        {%- endif -%}
+    {%- else -%}
+        {%- set plan = floe_scd2_plan(pending, first_load, cfg) -%}
+        {%- set reapply = not full_refresh and plan[0].date in applied -%}
+        {%- set versions = make_temp_relation(this, '__scd2_versions').include(database=false, schema=false) -%}
+        {%- call statement('stack_loads') -%}
+            create or replace temporary view {{ src_view }} as
+            {{ floe_scd2_source_sql(compiled_code, plan) }}
+        {%- endcall -%}
+        {%- set columns = floe_scd2_columns(src_view, cfg) -%}
+        {%- call statement('versions') -%}
+            create or replace temporary view {{ versions }} as
+            {{ floe_scd2_versions_sql(none if full_refresh else target_relation,
+                src_view, columns, cfg, plan, reapply) }}
+        {%- endcall -%}
+        {%- if full_refresh -%}
+            {%- call statement('create_target') -%}
+                {{ floe_scd2_create_sql(target_relation, src_view, columns, cfg, versions) }}
+            {%- endcall -%}
+            {%- set summary = 'table created' -%}
+        {%- else -%}
+            {#- Computed once: the counts and the MERGE read the cached rows. -#}
+            {%- call statement('cache_versions') -%}
+                cache lazy table {{ versions }}
+            {%- endcall -%}
+            {%- set counts = floe_scd2_counts(versions) -%}
+            {%- if counts.rows > 0 -%}
+                {%- call statement('merge') -%}
+                    {{ floe_scd2_merge_sql(target_relation, versions, columns, cfg, plan, reapply) }}
+                {%- endcall -%}
+            {%- endif -%}
+            {%- call statement('uncache_versions') -%}
+                uncache table if exists {{ versions }}
+            {%- endcall -%}
+            {%- set summary = counts.text -%}
+        {%- endif -%}
+        {%- call statement('drop_views') -%}
+            drop view if exists {{ versions }}
+        {%- endcall -%}
+        {%- call statement('drop_src') -%}
+            drop view if exists {{ src_view }}
+        {%- endcall -%}
+        {%- do floe_scd2_record(ledger, plan, target_relation) -%}
+        {{ log(this ~ ': applied ' ~ plan | length ~ ' load(s) '
+               ~ plan | map(attribute='date') | join(', ')
+               ~ (' (re-applying ' ~ plan[0].date ~ ')' if reapply else '')
+               ~ ': ' ~ summary, info=True) }}
+    {%- endif -%}
 
     {%- call statement('main') -%}
         select {{ pending | length }} as loads_applied
     {%- endcall -%}
-    {%- if pending | length == 0 -%}
-        {{ log(this ~ ': no pending loads, nothing committed', info=True) }}
-    {%- endif -%}
 
     {% do persist_docs(target_relation, model) %}
     {{ run_hooks(post_hooks) }}
     {{ return({'relations': [target_relation]}) }}
 {%- endmaterialization %}
+
+
+{#
+    What the staged versions will do, counted on the cached rows: new keys,
+    changed keys, current rows whose valid_to changes; `rows` 0 means the MERGE
+    has nothing to do and is skipped (no empty snapshot).
+#}
+{% macro floe_scd2_counts(versions) %}
+    {%- set c = {'new': 0, 'changed': 0, 'closed_or_reopened': 0} -%}
+    {%- set total = namespace(n=0) -%}
+    {%- for r in run_query("select _scd2_op, count(*) from " ~ versions ~ " group by 1") -%}
+        {%- set total.n = total.n + r[1] -%}
+        {%- if r[0] == 'I' -%}{%- do c.update({'new': r[1]}) -%}
+        {%- elif r[0] == 'U' -%}{%- do c.update({'changed': r[1]}) -%}
+        {%- else -%}{%- do c.update({'closed_or_reopened': r[1]}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return({'rows': total.n, 'counts': c,
+               'text': 'new keys ' ~ c.new ~ ', changed versions ' ~ c.changed
+                       ~ ', current rows closed or re-opened ' ~ c.closed_or_reopened}) }}
+{% endmacro %}
