@@ -155,6 +155,26 @@ def test_unparseable_model_gets_unknown_edges_never_invented_ones():
     assert not graph.is_complete(("model.shop.broken", "x"))
 
 
+def test_incremental_filter_on_its_own_table_keeps_every_column_traced():
+    """`where x > (select max(x) from {{ this }})`: the model's own columns resolve the
+    subquery; no edge comes from the model's own table."""
+    entries = feed_project()
+    entries["nodes"]["model.shop.fct_emails"] = model(
+        "fct_emails",
+        "select * from staging.stg_customers where load_date > "
+        "(select max(load_date) from marts.fct_emails)",
+        ["model.shop.stg_customers"],
+        layer="marts",
+        config={"materialized": "incremental"},
+        columns={"customer_id": {}, "email": {}, "load_date": {}},
+    )
+    graph = build_graph(entries)
+    for column in ("customer_id", "email"):
+        edges = graph.upstream_edges(("model.shop.fct_emails", column))
+        assert {e.src[0] for e in edges} == {"model.shop.stg_customers"}, edges
+        assert graph.is_complete(("model.shop.fct_emails", column))
+
+
 def test_table_columns_the_sql_does_not_produce_are_unknown():
     entries = feed_project()
     catalog = {

@@ -513,6 +513,12 @@ class _Builder:
             for p in parents
             if self.nodes[p].relation and not self.nodes[p].relation.startswith("__dbt__cte__")
         }
+        # An incremental model reads its own table (`{{ this }}` in its filter): its
+        # columns let sqlglot resolve that subquery; edges from it are never made.
+        own_relation = self.nodes[uid].relation
+        own_columns = self.catalog_columns(uid) or _declared(node)
+        if own_relation and own_columns:
+            schema.setdefault(own_relation, own_columns)
         result = query_lineage(sql, schema)
         this = self.nodes[uid]
         own = this.relation
