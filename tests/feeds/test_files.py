@@ -12,7 +12,7 @@ from floe.feeds.files import key_of, spark_path, uri_path
 from floe.generator import GenerateOptions, generate
 from tests.helpers import ROOT, feed
 
-WEIRD = "a b 'q' %41 %% ü-é [x]{y}"
+WEIRD = "a b 'q' %41 %% \\n ü-é [x]{y}"
 
 
 def test_key_is_relative_posix_path(tmp_path):
