@@ -20,7 +20,10 @@ inherits everything from dbt-spark (`dependencies=["spark"]`) and adds:
 - `get_catalog` (dbt docs generate) in one pass over the Iceberg catalog's
   database and metadata files instead of one DESCRIBE per relation, with
   table statistics and the feed sources' columns (floe.docsite.catalog);
-  dbt-spark's path when the catalog cannot be read that way.
+  dbt-spark's path when the catalog cannot be read that way;
+- the warehouse's writer lock (floe.runtime.locking) for the commands that write
+  (WRITER_COMMANDS), taken when the first connection opens and released when dbt
+  cleans its connections up at the end of the invocation; readers never take it.
 """
 
 from __future__ import annotations
@@ -45,6 +48,12 @@ logger = AdapterLogger("floe")
 # Spark's own messages for a missing schema, and Iceberg's (its catalogs raise
 # org.apache.iceberg.exceptions.NoSuchNamespaceException through SHOW TABLES).
 MISSING_SCHEMA_MESSAGES = (*SCHEMA_NOT_FOUND_MESSAGES, "NAMESPACE_NOT_FOUND")
+# dbt commands that write the warehouse (`test` appends to dq.metrics); the others
+# (parse, compile, show, ls, docs, debug, run-operation...) read and never wait. The
+# privacy run-operations take the lock themselves (floe.privacy.erasure).
+WRITER_COMMANDS = frozenset({"build", "run", "seed", "snapshot", "test", "retry", "clone"})
+# The writer lock's owner name for dbt invocations of this process (floe.runtime.locking).
+DBT_LOCK_OWNER = "dbt"
 
 
 @dataclass
@@ -92,10 +101,43 @@ class FloeConnectionManager(SparkConnectionManager):
         spark = get_spark()
         if connection.credentials.require_cluster:
             _require_cluster(spark)
+        _take_writer_lock()
         connection = super().open(connection)
         if isinstance(connection.handle, SessionConnectionWrapper):
             connection.handle = _literal_binding_wrapper()(connection.handle.handle)
         return connection
+
+    def cleanup_all(self) -> None:
+        try:
+            super().cleanup_all()
+        finally:
+            from floe.runtime.locking import release
+
+            release(DBT_LOCK_OWNER)
+
+
+def invoked_command() -> str | None:
+    """The dbt command this process is running (``build``, ``show``...), if known."""
+    try:
+        from dbt.flags import get_flags
+
+        return getattr(get_flags(), "WHICH", None)
+    except ImportError:  # the adapter without dbt-core's CLI
+        return None
+
+
+def _take_writer_lock() -> None:
+    """The warehouse's writer lock, when the running dbt command writes (re-entrant)."""
+    from floe.runtime import Settings
+    from floe.runtime.locking import WriterLockTimeout, acquire
+
+    which = invoked_command()
+    if which not in WRITER_COMMANDS:
+        return
+    try:
+        acquire(Settings.from_env(), DBT_LOCK_OWNER, command=f"dbt {which}")
+    except WriterLockTimeout as exc:
+        raise DbtRuntimeError(str(exc)) from exc
 
 
 def _require_cluster(spark: Any) -> None:

@@ -55,6 +55,7 @@ def build(days: int, scale: int, select: tuple[str, ...], full_refresh: bool) ->
     from floe.dbt import run_dbt
     from floe.generator import GenerateOptions, generate
     from floe.runtime import get_spark
+    from floe.runtime.locking import writer_lock
 
     settings = Settings.from_env()
     missing = _missing_feeds(settings)
@@ -72,7 +73,9 @@ def build(days: int, scale: int, select: tuple[str, ...], full_refresh: bool) ->
         args += ["--select", sel]
     if full_refresh:
         args.append("--full-refresh")
-    run = run_dbt(args, settings=settings)
+    # Held across dbt and the summary; the adapter's own acquisition re-enters it.
+    with writer_lock(settings, "floe build"):
+        run = run_dbt(args, settings=settings)
     click.echo(
         f"dbt build: {run.seconds:.1f}s, first node after "
         f"{run.first_node_seconds or 0:.1f}s, {'ok' if run.success else 'FAILED'}"

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from floe.runtime.spark import SCHEMAS
+
+if TYPE_CHECKING:
+    from floe.runtime import Settings
 
 
 @click.command()
@@ -21,12 +25,24 @@ def maintain(schemas: tuple[str, ...], tables: tuple[str, ...]) -> None:
     """Compact, rewrite manifests, expire snapshots and remove orphan files.
 
     Each table's policy comes from its properties (set from the model's
-    `meta.maintenance` in YAML). Run it while nothing else writes to the lake.
+    `meta.maintenance` in YAML). Holds the warehouse's writer lock: builds, streams
+    and erasures wait for it (docs/reliability.md).
     """
-    from floe.maintenance.core import maintain_table, tables_in
-    from floe.runtime import Settings, get_spark
+    from floe.runtime import Settings
+    from floe.runtime.locking import WriterLockTimeout, writer_lock
 
     settings = Settings.from_env()
+    try:
+        with writer_lock(settings, "floe maintain"):
+            _maintain(settings, schemas, tables)
+    except WriterLockTimeout as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _maintain(settings: Settings, schemas: tuple[str, ...], tables: tuple[str, ...]) -> None:
+    from floe.maintenance.core import maintain_table, tables_in
+    from floe.runtime import get_spark
+
     spark = get_spark(settings)
     targets = list(tables) or tables_in(spark, schemas or SCHEMAS)
     if not targets:

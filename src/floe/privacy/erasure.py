@@ -149,7 +149,10 @@ def _row_dict(row: LogRow) -> dict[str, Any]:
 @contextlib.contextmanager
 def erasure_lock(settings: Settings) -> Iterator[None]:
     """One erasure or rectification at a time per FLOE_HOME (a lock, not a lease: the
-    operating system releases it when the process dies)."""
+    operating system releases it when the process dies), holding the warehouse's
+    writer lock too: builds, streams and maintenance wait for it (docs/reliability.md)."""
+    from floe.runtime.locking import WriterLockTimeout, writer_lock
+
     settings.privacy_dir.mkdir(parents=True, exist_ok=True)
     with (settings.privacy_dir / "erasure.lock").open("w") as handle:
         try:
@@ -159,7 +162,10 @@ def erasure_lock(settings: Settings) -> Iterator[None]:
                 "another floe forget / rectify is running on this lakehouse; wait for it"
             ) from None
         try:
-            yield
+            with writer_lock(settings, "floe privacy erasure"):
+                yield
+        except WriterLockTimeout as exc:
+            raise ErasureError(str(exc)) from exc
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 

@@ -45,6 +45,8 @@ DEFAULT_MAX_DEPTH = 128
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 # A landed file younger than this (by modification time) may still be being written.
 DEFAULT_SETTLE_SECONDS = 5.0
+# How long a writer waits for another writer's lock (docs/reliability.md).
+DEFAULT_LOCK_TIMEOUT = 600.0
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
@@ -182,6 +184,8 @@ class Settings:
     # -- stream ingestion (docs/feeds.md)
     registry_backend: str = "local"  # where the decode resolves schema version UUIDs
     settle_seconds: float = DEFAULT_SETTLE_SECONDS
+    # -- the writer lock (docs/reliability.md)
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     decode_max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     decode_max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     decode_max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES
@@ -238,6 +242,7 @@ class Settings:
             ),
             registry_backend=_choice(env, "FLOE_REGISTRY_BACKEND", "local", REGISTRY_BACKENDS),
             settle_seconds=_seconds(env, "FLOE_SETTLE_SECONDS", DEFAULT_SETTLE_SECONDS),
+            lock_timeout=_seconds(env, "FLOE_LOCK_TIMEOUT", DEFAULT_LOCK_TIMEOUT),
             decode_max_line_bytes=_positive_int(
                 env, "FLOE_DECODE_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES
             ),

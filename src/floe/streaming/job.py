@@ -12,7 +12,10 @@ handed to ``foreachBatch``, which
    the rest with the same code as the dbt raw models, appends to ``raw.<feed>``, and
    reconciles the feed's files.
 
-Empty batches do nothing. The checkpoint lives under ``Settings.state_dir``, keyed by
+Each batch (and each reference refresh between batches) holds the warehouse's writer
+lock (floe.runtime.locking) while it reads the ledgers and commits, so ``dbt build``
+and ``floe stream`` take turns on one warehouse instead of excluding each other for
+the stream's lifetime. Empty batches do nothing. The checkpoint lives under ``Settings.state_dir``, keyed by
 the set of stream feeds (a new feed starts a new checkpoint; the ledger makes the
 re-listing harmless). One query (not one per feed) keeps Iceberg commits on the shared
 side tables sequential.
@@ -155,11 +158,28 @@ class StreamJob:
             tmp.replace(self.flag_state)
         return rows
 
+    def _flags_changed(self) -> bool:
+        """Whether any reference feed's change flag differs from its last refresh."""
+        from floe.feeds.kinds.reference import change_flag
+
+        state = self._refresh_state()
+        for feed in self.references:
+            try:
+                mtime = change_flag(feed, self.settings.landing).stat().st_mtime_ns
+            except FileNotFoundError:
+                continue
+            if state.get(feed.name) != mtime:
+                return True
+        return False
+
     def process(self, batch: DataFrame, batch_id: int) -> None:
+        from floe.runtime.locking import writer_lock
+
         with self._lock:
             if self._stopping:
                 raise StopRequested(f"batch {batch_id} not processed: stopping")
-            self._process(batch, batch_id)
+            with writer_lock(self.settings, "floe stream"):
+                self._process(batch, batch_id)
 
     def _process(self, batch: DataFrame, batch_id: int) -> None:
 
@@ -222,10 +242,13 @@ class StreamJob:
     def poll_reference(self) -> int:
         """Between batches: refresh references whose flag changed (no batch may run for a
         long time when no stream data lands; a flag must not wait for one)."""
+        from floe.runtime.locking import writer_lock
+
         with self._lock:
-            if self._stopping:
+            if self._stopping or not self._flags_changed():
                 return 0
-            return self.refresh_references(self.spark)
+            with writer_lock(self.settings, "floe stream"):
+                return self.refresh_references(self.spark)
 
     def start(self) -> Any:
         self.poll_reference()
