@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
 import shutil
 import uuid
@@ -175,16 +176,37 @@ def discover(feed: Feed, landing: Path) -> list[LandedFile]:
 
 
 def _staging_dir(state_dir: Path, feed: Feed) -> Path:
-    """A fresh folder for one decode pass; earlier passes' folders of the feed removed.
+    """A fresh folder for one decode pass, named for this process; finished passes removed.
 
-    The previous pass's rows were appended by its caller before this one starts (dbt
-    and ``floe stream`` decode a feed's files one pass at a time), so they are free.
+    A pass's rows are read lazily until its caller commits them, so a folder may be
+    removed only when its pass is finished: an earlier pass of this process (dbt and
+    ``floe stream`` decode a feed's files one pass at a time, committing each before
+    the next starts) or a pass of a process that is gone. Another live process's
+    folders are left alone, whatever the writer lock says (docs/reliability.md).
     """
     root = state_dir / "decode_staging" / feed.name
     if root.exists():
         for old in root.iterdir():
-            shutil.rmtree(old, ignore_errors=True)
-    return root / uuid.uuid4().hex
+            if _pass_finished(old.name):
+                shutil.rmtree(old, ignore_errors=True)
+    return root / f"p{os.getpid()}-{uuid.uuid4().hex}"
+
+
+def _pass_finished(name: str) -> bool:
+    """Whether the staging folder ``name`` (``p<pid>-<uuid>[-duplicates]``) is free."""
+    head = name.split("-", 1)[0]
+    if not (head.startswith("p") and head[1:].isdigit()):
+        return True  # a folder of an older floe: every pass then ran one at a time
+    pid = int(head[1:])
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
 
 
 def split(decoded: DataFrame, feed: Feed, ingested_at: str) -> tuple[DataFrame, DataFrame]:
