@@ -18,9 +18,21 @@ with
 events as (
     select * from {{ ref('stg_streams__customer_events') }}
     {% if is_incremental() %}
-        where _ingested_at > (
-            select coalesce(max(_ingested_at), timestamp '1970-01-01') from {{ this }}
-        )
+        {#- Batches newer than the last applied one, by load sequence (increasing in
+            commit order; docs/reliability.md). A table built before _load_seq existed
+            is caught up once by its last ingest time. -#}
+        {%- set applied = adapter.get_columns_in_relation(this)
+            | map(attribute='name') | map('lower') | list %}
+        {%- if '_load_seq' in applied %}
+            where _load_seq > (
+                select coalesce(max(_load_seq), 0) from {{ this }}
+            )
+        {%- else %}
+            where _ingested_at > (
+                select coalesce(max(_ingested_at), timestamp '1970-01-01')
+                from {{ this }}
+            )
+        {%- endif %}
     {% endif %}
 ),
 

@@ -26,7 +26,8 @@ typed as (
         phonenumber,
         productname,
         cast(transactionamount as int) as transactionamount,
-        _ingested_at
+        _ingested_at,
+        _load_seq
     from source
 )
 

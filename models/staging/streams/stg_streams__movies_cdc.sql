@@ -18,7 +18,8 @@ renamed as (
         __deleted,
         _source_file,
         cast(_sequence_number as decimal(38, 0)) as _row_in_file,
-        _ingested_at
+        _ingested_at,
+        _load_seq
     from source
 )
 

@@ -8,6 +8,7 @@ tables themselves, that every file's records add up.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,6 +45,11 @@ def context(settings: Settings, project_dir: Path) -> IngestContext:
     )
 
 
+def with_load_seq(spark: SparkSession, ctx: IngestContext) -> IngestContext:
+    """``ctx`` with the batch's load sequence allocated (ledger.next_load_seq)."""
+    return dataclasses.replace(ctx, load_seq=ledger.next_load_seq(spark))
+
+
 def ingest(
     spark: SparkSession,
     feed: Feed,
@@ -69,13 +75,14 @@ def ingest(
     # A file that may still be being written waits for a later build.
     new, _waiting = landed_files.settled(new, settings.settle_seconds)
     if not new:
-        return IngestResult(kind.empty(spark, feed, ctx))
+        return IngestResult(ledger.with_load_seq(kind.empty(spark, feed, ctx), None))
+    ctx = with_load_seq(spark, ctx)
     batch = kind.read(spark, feed, new, ctx)
     batch = _without_changed(batch, new)
-    ledger.record(spark, feed, new, batch.counts, batch.quarantine, ctx.ingested_at)
+    ledger.record(spark, feed, new, batch.counts, batch.quarantine, ctx.ingested_at, ctx.load_seq)
     _PENDING_RECONCILIATION.add(feed.raw_table)
     taken = [f.key for f in new if not batch.counts.get(f.key, ledger.FileCounts(0, 0)).skipped]
-    return IngestResult(batch.rows, taken, dict(batch.counts))
+    return IngestResult(ledger.with_load_seq(batch.rows, ctx.load_seq), taken, dict(batch.counts))
 
 
 def _without_changed(batch: Batch, files: list[LandedFile]) -> Batch:

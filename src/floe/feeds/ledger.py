@@ -16,6 +16,12 @@ nothing is lost and nothing is counted twice.
 File names reach these tables only as data (DataFrame filters and bound parameters),
 never pasted into SQL text.
 
+Every batch gets a *load sequence* (:func:`next_load_seq`), stamped on its raw rows
+(``_load_seq``) and its ``raw.landed_files`` rows: allocated under the warehouse's
+writer lock (floe.runtime.locking) just before the batch commits, it increases in
+commit order, so downstream models select "rows newer than the last applied batch"
+by it, never by ``_ingested_at``, a clock read before the work (docs/reliability.md).
+
 Additive since the first version (issue 15; older tables gain the columns on first
 use): ``raw.landed_files.checksum`` (a file's content hash when it was read, see
 :func:`floe.feeds.files.file_checksum`), and ``raw.landed_file_changes``, one row per
@@ -28,6 +34,7 @@ and the next build reads it again.
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -68,6 +75,7 @@ LANDED_FILES_COLUMNS = (
     ("quarantined", "bigint"),
     ("_ingested_at", "timestamp"),
     ("checksum", "string"),  # added by issue 15: NULL in rows written before it
+    ("_load_seq", "bigint"),  # added by issue 16: NULL in rows written before it
 )
 LANDED_FILE_CHANGES_COLUMNS = (
     ("feed", "string"),
@@ -103,6 +111,36 @@ class FileCounts:
 def batch_time() -> str:
     """One UTC ingest time per batch (text: Spark casts it in the session's UTC zone)."""
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+LOAD_SEQ = "_load_seq"
+_LAST_LOAD_SEQ = [0]
+_LOAD_SEQ_LOCK = threading.Lock()
+
+
+def next_load_seq(spark: SparkSession) -> int:
+    """The load sequence of a new batch: above every batch recorded in the ledger.
+
+    Called under the writer lock, right before the batch's ledger rows are written:
+    every committed raw row has a ledger row with its sequence (the ledger is written
+    first), so the next number is above all of them. Feeds ingested by parallel dbt
+    threads of one process draw distinct numbers; a feed's batches run one at a time.
+    """
+    from pyspark.sql import functions as F
+
+    ensure_tables(spark)
+    recorded = spark.table(LANDED_FILES).agg(F.max(LOAD_SEQ)).collect()[0][0] or 0
+    with _LOAD_SEQ_LOCK:
+        seq = max(int(recorded), _LAST_LOAD_SEQ[0]) + 1
+        _LAST_LOAD_SEQ[0] = seq
+    return seq
+
+
+def with_load_seq(rows: DataFrame, seq: int | None) -> DataFrame:
+    """``rows`` with the batch's ``_load_seq`` column (NULL for the empty shape)."""
+    from pyspark.sql import functions as F
+
+    return rows.withColumn(LOAD_SEQ, F.lit(seq).cast("bigint"))
 
 
 def ensure_tables(spark: SparkSession) -> None:
@@ -161,6 +199,7 @@ def record(
     counts: Mapping[str, FileCounts],
     quarantine: DataFrame | None,
     ingested_at: str,
+    load_seq: int | None = None,
 ) -> None:
     """Replace the quarantine and manifest rows of ``files`` (before the raw commit)."""
     from pyspark.sql import functions as F
@@ -204,12 +243,14 @@ def record(
                 c.quarantined,
                 ingested_at,
                 c.checksum,
+                load_seq,
             )
         )
     manifest = spark.createDataFrame(
         rows,
         "feed string, _source_file string, bytes bigint, modified_at string, records_in bigint, "
-        "loaded bigint, quarantined bigint, _ingested_at string, checksum string",
+        "loaded bigint, quarantined bigint, _ingested_at string, checksum string, "
+        "_load_seq bigint",
     ).select(
         "feed",
         "_source_file",
@@ -220,6 +261,7 @@ def record(
         "quarantined",
         F.col("_ingested_at").cast("timestamp").alias("_ingested_at"),
         "checksum",
+        LOAD_SEQ,
     )
     manifest.writeTo(LANDED_FILES).append()
 

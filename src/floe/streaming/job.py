@@ -211,7 +211,7 @@ class StreamJob:
 
         from floe.feeds import ledger
         from floe.feeds.files import file_table, uri_path
-        from floe.feeds.ingest import context, reconcile_or_raise
+        from floe.feeds.ingest import context, reconcile_or_raise, with_load_seq
         from floe.feeds.kinds import stream
 
         landed = {Path(f.path): f for f in stream.discover(feed, self.settings.landing)}
@@ -230,10 +230,12 @@ class StreamJob:
             .join(F.broadcast(table), "_file_uri")
             .select("_line", "_source_file", *(n for n, _ in stream.FILE_ATTRS))
         )
-        ctx = context(self.settings, self.project_dir)  # type: ignore[arg-type]
+        ctx = with_load_seq(spark, context(self.settings, self.project_dir))  # type: ignore[arg-type]
         result = stream.decode(spark, feed, lines, ctx)
-        ledger.record(spark, feed, files, result.counts, result.quarantine, ctx.ingested_at)
-        _append(spark, feed.raw_table, result.rows)
+        ledger.record(
+            spark, feed, files, result.counts, result.quarantine, ctx.ingested_at, ctx.load_seq
+        )
+        _append(spark, feed.raw_table, ledger.with_load_seq(result.rows, ctx.load_seq))
         reconcile_or_raise(spark, feed, always=True)
         return sorted((k, c.records_in, c.loaded, c.quarantined) for k, c in result.counts.items())
 

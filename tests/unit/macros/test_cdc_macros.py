@@ -191,6 +191,15 @@ def test_cdc_unapplied_filters_on_the_recorded_watermark(render):
     assert render.call("cdc_unapplied", "_loaded_at").startswith("_loaded_at > timestamp")
 
 
+def test_cdc_unapplied_filters_on_the_recorded_load_sequence(render):
+    render.context_set(is_incremental=lambda: True)
+    render.answer(
+        "show tblproperties marts.t",
+        [("floe.cdc.watermark", "17"), ("floe.cdc.watermark_column", "_load_seq")],
+    )
+    assert render.call("cdc_unapplied") == "_load_seq > 17"
+
+
 def test_cdc_unapplied_without_a_watermark_reads_everything(render):
     render.context_set(is_incremental=lambda: True)
     render.answer("show tblproperties marts.t", [("format-version", "2")])

@@ -22,11 +22,13 @@ _DEMO_NAME = re.compile(r"^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$")
 
 @dataclass(frozen=True)
 class IngestContext:
-    """Where the landing zone, engine state and project are, and the batch's ingest time."""
+    """Where the landing zone, engine state and project are, and the batch's ingest time
+    and load sequence (:func:`floe.feeds.ledger.next_load_seq`; 0 until allocated)."""
 
     settings: Settings
     ingested_at: str
     project_dir: Path
+    load_seq: int = 0
 
     @property
     def landing(self) -> Path:

@@ -276,6 +276,7 @@ PROVENANCE = {
     "_load_kind": "Kind of the load, from its `_manifest.json`: full or changes.",
     "_load_date": "The load's date, from its `load_date=` folder.",
     "_ingested_at": "When floe ingested the row; one value per ingest batch.",
+    "_load_seq": "Load sequence of the ingest batch: increases in commit order across the warehouse (the marts' watermark, docs/reliability.md).",
 }
 
 

@@ -206,6 +206,7 @@ PROVENANCE = {
     "_load_kind": "full (LOAD*.parquet) or cdc.",
     "_load_date": "Load date: the CDC file name's date, or the capture date for a full load.",
     "_ingested_at": "When floe ingested the row; one value per ingest batch.",
+    "_load_seq": "Load sequence of the ingest batch: increases in commit order across the warehouse (the marts' watermark, docs/reliability.md).",
 }
 
 

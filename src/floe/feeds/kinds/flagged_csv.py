@@ -179,6 +179,7 @@ PROVENANCE = {
     "_load_kind": "full (full/ folder, header row) or cdc (cdc/ folder, op flag first).",
     "_load_date": "Load date, the yyyymmdd in the file name.",
     "_ingested_at": "When floe ingested the row; one value per ingest batch.",
+    "_load_seq": "Load sequence of the ingest batch: increases in commit order across the warehouse (the marts' watermark, docs/reliability.md).",
 }
 
 

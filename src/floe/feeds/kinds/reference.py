@@ -141,6 +141,7 @@ PROVENANCE = {
     "_source_file": "Landed extract the row came from, relative to the landing root (the ledger key).",
     "_load_date": "The extract's date (from its file name, else its load_date_column).",
     "_ingested_at": "When floe ingested the row; one value per ingest batch.",
+    "_load_seq": "Load sequence of the ingest batch: increases in commit order across the warehouse (the marts' watermark, docs/reliability.md).",
 }
 
 

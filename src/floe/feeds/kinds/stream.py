@@ -612,6 +612,7 @@ PROVENANCE = {
     "ingest_day": "Day of the landing folder (ingest_day=).",
     "ingest_hour": "Hour of the landing folder (ingest_hour=).",
     "_ingested_at": "When floe ingested the record; one value per ingest batch.",
+    "_load_seq": "Load sequence of the ingest batch: increases in commit order across the warehouse (the marts' watermark, docs/reliability.md).",
 }
 
 

@@ -26,7 +26,8 @@
         order_by          columns ordering changes of one key, oldest first
         exclude_columns   further columns kept out of the target
         watermark_column  batch column whose max is recorded after each merge
-                          (see cdc_unapplied; default `_ingested_at`)
+                          (see cdc_unapplied; default `_load_seq`, increasing in
+                          commit order: docs/reliability.md)
 #}
 
 
@@ -109,7 +110,10 @@
         {%- if watermark and mark -%}
             {%- call statement('record_watermark') -%}
                 alter table {{ target_relation }}
-                set tblproperties ('floe.cdc.watermark' = '{{ mark }}')
+                set tblproperties (
+                    'floe.cdc.watermark' = '{{ mark }}',
+                    'floe.cdc.watermark_column' = '{{ watermark | lower }}'
+                )
             {%- endcall -%}
         {%- endif -%}
     {%- endif -%}

@@ -32,7 +32,7 @@
     {%- endif -%}
     {%- set cfg = {} -%}
     {%- do cfg.update(presets[preset_name]) -%}
-    {%- do cfg.update({'exclude_columns': [], 'watermark_column': '_ingested_at'}) -%}
+    {%- do cfg.update({'exclude_columns': [], 'watermark_column': '_load_seq'}) -%}
     {%- for key, value in options.items() if key != 'preset' -%}
         {%- if key not in cfg -%}
             {{ exceptions.raise_compiler_error(
