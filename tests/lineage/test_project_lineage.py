@@ -157,7 +157,15 @@ def test_mlb_data_cdc(graph: LineageGraph):
     assert direct(graph, "mlb_data") == {c: {(stg, c, "identity")} for c in payload}
     assert indirect(graph, "mlb_data") == {
         (stg, c, "filter")
-        for c in ("op", "_source_file", "_row_in_file", "_load_kind", "_load_date", "_ingested_at")
+        for c in (
+            "op",
+            "_source_file",
+            "_row_in_file",
+            "_load_kind",
+            "_load_date",
+            "_ingested_at",
+            "_load_seq",
+        )
     }
     assert path(graph, "mlb_data.last_update_time")[-1] == (
         "landed dms/dms_sample/mlb_data/",

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 RAW = [f"raw.{f.name}" for f in feeds_of("stream")]
 
 
-def _rows(spark, table, drop=("_ingested_at",)):
+def _rows(spark, table, drop=("_ingested_at", "_load_seq")):
     df = spark.table(table)
     df = df.drop(*drop)
     return sorted(tuple(r) for r in df.collect())
