@@ -21,7 +21,8 @@ events as (
         {#- Batches newer than the last applied one, by load sequence (increasing in
             commit order; docs/reliability.md). A table built before _load_seq existed
             is caught up once by its last ingest time. -#}
-        {%- set applied = adapter.get_columns_in_relation(this)
+        {%- set applied = ['_load_seq'] if not execute
+            else adapter.get_columns_in_relation(this)
             | map(attribute='name') | map('lower') | list %}
         {%- if '_load_seq' in applied %}
             where _load_seq > (
