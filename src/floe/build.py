@@ -55,7 +55,7 @@ def build(days: int, scale: int, select: tuple[str, ...], full_refresh: bool) ->
     from floe.dbt import run_dbt
     from floe.generator import GenerateOptions, generate
     from floe.runtime import get_spark
-    from floe.runtime.locking import writer_lock
+    from floe.runtime.locking import WriterLockTimeout, writer_lock
 
     settings = Settings.from_env()
     missing = _missing_feeds(settings)
@@ -73,9 +73,12 @@ def build(days: int, scale: int, select: tuple[str, ...], full_refresh: bool) ->
         args += ["--select", sel]
     if full_refresh:
         args.append("--full-refresh")
-    # Held across dbt and the summary; the adapter's own acquisition re-enters it.
-    with writer_lock(settings, "floe build"):
-        run = run_dbt(args, settings=settings)
+    # Held across dbt; the adapter's own acquisition re-enters it.
+    try:
+        with writer_lock(settings, "floe build"):
+            run = run_dbt(args, settings=settings)
+    except WriterLockTimeout as exc:
+        raise click.ClickException(str(exc)) from exc
     click.echo(
         f"dbt build: {run.seconds:.1f}s, first node after "
         f"{run.first_node_seconds or 0:.1f}s, {'ok' if run.success else 'FAILED'}"

@@ -165,3 +165,18 @@ def test_postgres_advisory_lock_waits_names_the_holder_and_survives_a_killed_hol
     other = PostgresLock(dataclasses.replace(settings, catalog_name="other"))
     assert other.keys != lock.keys
     _exercise(settings, postgres, holder_process)
+
+
+@pytest.mark.integration
+def test_dbt_readers_never_wait_and_writers_name_the_holder(
+    lakehouse, dbt, holder_process, monkeypatch
+):
+    holder = holder_process({"FLOE_HOME": str(lakehouse.home)})
+    monkeypatch.setenv("FLOE_LOCK_TIMEOUT", "1")
+    shown = dbt(["show", "--inline", "select 1 as one"])  # a reader: no wait, no failure
+    assert shown.success
+    run = dbt(["run", "-s", "stg_reference__product_priority"], expect_success=False)
+    assert not run.success
+    said = f"{run.exception} {run.failures}"
+    assert f"pid {holder.pid}" in said and "holder for a test" in said, said
+    assert not is_held(lakehouse)
