@@ -15,10 +15,10 @@ handed to ``foreachBatch``, which
 Each batch (and each reference refresh between batches) holds the warehouse's writer
 lock (floe.runtime.locking) while it reads the ledgers and commits, so ``dbt build``
 and ``floe stream`` take turns on one warehouse instead of excluding each other for
-the stream's lifetime. Empty batches do nothing. The checkpoint lives under ``Settings.state_dir``, keyed by
-the set of stream feeds (a new feed starts a new checkpoint; the ledger makes the
-re-listing harmless). One query (not one per feed) keeps Iceberg commits on the shared
-side tables sequential.
+the stream's lifetime. Empty batches do nothing. The checkpoint lives under
+``Settings.state_dir``, keyed by the set of stream feeds (a new feed starts a new
+checkpoint; the ledger makes the re-listing harmless). One query (not one per feed)
+keeps Iceberg commits on the shared side tables sequential.
 """
 
 from __future__ import annotations
