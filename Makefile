@@ -19,12 +19,12 @@ export DBT_PROJECT_DIR := $(CURDIR)
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup postgresql build test test-cluster test-privacy-crash lint fmt unit integration bench docs docs-serve clean
+.PHONY: help setup postgresql build test test-cluster test-privacy-crash chaos lint fmt unit integration bench docs docs-serve clean
 
 help:
 	@echo "make build   set up, generate demo data, dbt build on the embedded default"
 	@echo "make test    set up, lint, unit + integration tests"
-	@echo "make lint | fmt | bench | docs | clean | test-cluster | test-privacy-crash"
+	@echo "make lint | fmt | bench | docs | clean | test-cluster | test-privacy-crash | chaos"
 
 setup: $(STAMP) $(JDBC_JARS) $(CHROMIUM) postgresql
 
@@ -73,6 +73,14 @@ test-cluster: setup
 # test` kills it at two), then re-run to completion (docs/privacy.md).
 test-privacy-crash: setup
 	FLOE_PRIVACY_CRASH_POINTS=all $(BIN)/python -m pytest tests/privacy/test_erasure.py $(PYTEST_ARGS)
+
+# Crash safety, long version: FLOE_CHAOS_KILLS builds SIGKILLed at random moments (`make
+# test` kills 5), plus the concurrent-writer tests; prints "N kills, N recoveries, 0
+# differences" (docs/reliability.md). FLOE_CHAOS_SEED picks other kill moments.
+FLOE_CHAOS_KILLS ?= 20
+chaos: setup
+	FLOE_CHAOS_KILLS=$(FLOE_CHAOS_KILLS) FLOE_CHAOS_NODES=all \
+	    $(BIN)/python -m pytest -m chaos -s tests/reliability $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -25,18 +25,28 @@ VOLATILE = frozenset(
 
 
 def table_checksums(
-    spark: Any, tables: Iterable[str], exclude: frozenset[str] = VOLATILE
+    spark: Any,
+    tables: Iterable[str],
+    exclude: frozenset[str] = VOLATILE,
+    home: str | None = None,
 ) -> dict[str, tuple[int, str]]:
-    """``{table: (rows, sum of xxhash64 of each row's stable columns)}``."""
+    """``{table: (rows, sum of xxhash64 of each row's stable columns)}``; ``home`` in
+    string columns is replaced by a placeholder (two warehouses' own paths)."""
     from pyspark.sql import functions as F
 
     out = {}
     for name in sorted(tables):
         df = spark.table(name)
-        columns = sorted(c for c in df.columns if c.lower() not in exclude)
+        types = dict(df.dtypes)
+        columns = []
+        for c in sorted(c for c in df.columns if c.lower() not in exclude):
+            col = F.col(f"`{c}`")
+            if home and types[c] == "string":
+                col = F.replace(col, F.lit(home), F.lit("<FLOE_HOME>"))
+            columns.append(col)
         row = df.select(
             F.count(F.lit(1)).alias("n"),
-            F.sum(F.xxhash64(*[F.col(f"`{c}`") for c in columns]).cast("decimal(38,0)")).alias("h"),
+            F.sum(F.xxhash64(*columns).cast("decimal(38,0)")).alias("h"),
         ).collect()[0]
         out[name] = (int(row["n"]), str(row["h"]))
     return out
