@@ -216,9 +216,20 @@ def baseline(spark, tmp_path_factory, dbt_target_path) -> Baseline:
 
 def _land_slice(baseline: Baseline, landing: Path, i: int, slices: int) -> int:
     """Hard-link the ``i``-th of ``slices`` slices of the landed files (same bytes and
-    modification times, so the ledgers match the baseline's); the number landed."""
-    files = sorted(p for p in baseline.landing.rglob("*") if p.is_file())
-    share = files[len(files) * i // slices : len(files) * (i + 1) // slices]
+    modification times, so the ledgers match the baseline's); the number landed.
+
+    Files are taken in time order across feeds (the folders below each feed's own are
+    ingest hours), and the first slice holds the first file of every feed: a feed with
+    nothing landed builds no cdc table, and its tests then fail on a missing table.
+    """
+    feeds = [baseline.landing / "/".join(f.split(".")) for f in FEEDS]
+    files = sorted(
+        (p for p in baseline.landing.rglob("*") if p.is_file()),
+        key=lambda p: next((str(p.relative_to(f)), str(f)) for f in feeds if p.is_relative_to(f)),
+    )
+    first = len(feeds)
+    bounds = [0, *(first + (len(files) - first) * j // slices for j in range(1, slices + 1))]
+    share = files[bounds[i] : bounds[i + 1]]
     for path in share:
         target = landing / path.relative_to(baseline.landing)
         target.parent.mkdir(parents=True, exist_ok=True)
