@@ -223,3 +223,14 @@ def test_insert_overwrite_without_partition_by_is_refused(fx):
     run = fx("overwrite_unpartitioned", ok=False)
     message = " ".join(run.failures) or str(run)
     assert "insert_overwrite" in message and "partition_by" in message
+
+
+def test_first_build_on_an_empty_batch_creates_the_table(spark, fx):
+    """A replica whose first build sees no changes still exists (empty, with the
+    model's columns), so its tests and readers find it; the next batch merges."""
+    _append(spark, "raw.src_matrix", MATRIX, [("I", 1, "a", at(0), "LOAD1", 0, 1)])
+    fx("cdc_matrix", 0)  # batch 0 has no rows
+    assert spark.table("marts.cdc_matrix").columns == ["id", "name", "last_update_time"]
+    assert spark.table("marts.cdc_matrix").count() == 0
+    fx("cdc_matrix", 1)
+    assert {r.id: r.name for r in spark.table("marts.cdc_matrix").collect()} == {1: "a"}

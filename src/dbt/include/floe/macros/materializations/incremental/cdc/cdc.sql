@@ -33,8 +33,10 @@
 
 {#
     The whole cdc build: first build (or full refresh) creates the table from
-    the batch's upserts; later builds evolve the schema and MERGE. An empty
-    batch writes nothing (no snapshot, no property change).
+    the batch's upserts (an empty table when the first batch is empty, so the
+    model's tests and readers find it); later builds evolve the schema and
+    MERGE. An empty batch on an existing table writes nothing (no snapshot, no
+    property change).
 #}
 {% macro floe_cdc_build(target_relation, existing_relation, tmp_relation, compiled_code, on_schema_change) %}
     {%- set cfg = floe_cdc_config() -%}
@@ -57,7 +59,7 @@
     {%- set payload = floe_cdc_payload_columns(source_columns, cfg) -%}
     {%- set watermark = cfg.watermark_column if cfg.watermark_column | lower in source_names else none -%}
 
-    {%- if floe_relation_is_empty(tmp_relation) -%}
+    {%- if not full_build and floe_relation_is_empty(tmp_relation) -%}
         {{ log(this ~ ': no new changes, nothing committed', info=False) }}
         {%- call statement('main') -%}
             select 'no new rows' as floe_skipped
