@@ -27,7 +27,10 @@ def _dbt(args: list[str], target: Path, **vars: object) -> float:
     from floe.dbt import run_dbt
 
     started = time.perf_counter()
-    run = run_dbt(args, vars=vars, project=FIXTURE, target_path=target, quiet=True)
+    # One thread: timings per build, nodes not overlapping (the profile runs 4).
+    run = run_dbt(
+        [*args, "--threads", "1"], vars=vars, project=FIXTURE, target_path=target, quiet=True
+    )
     if not run.success:
         raise RuntimeError(f"dbt {' '.join(args)} failed: {run.failures or run.exception}")
     return time.perf_counter() - started

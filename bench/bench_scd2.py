@@ -87,8 +87,9 @@ def _append_second_load(spark, n: int) -> None:
 def _dbt(args: list[str], day: str, **more_vars: str) -> dict[str, float]:
     from floe.dbt import run_dbt
 
+    # One thread: the nodes compared side by side must not overlap (the profile runs 4).
     run = run_dbt(
-        args,
+        [*args, "--threads", "1"],
         vars={"bench_load_date": day, **more_vars},
         project=PROJECT,
         target_path=PROJECT / "target",
