@@ -5,9 +5,12 @@ aggregate, and aggregates over the same rows can share one scan. Each *scan* ana
 contributes aggregate `Column`s to a single `df.agg(...)`. The two *sketch* analyzers
 (approx_count_distinct, approx_quantile) are imperative aggregates, and one of them in an
 aggregation switches Spark's whole-stage code generation off for ALL its aggregates, so
-they are not in it: they are observed (`df.observe`) on the rows that same aggregation
-reads, so scan and sketch analyzers together cost one read of the table, one Spark job,
-with code generation kept (measured in bench/bench_dq.py, docs/quality.md). Each *grouping* analyzer
+they get a second aggregation, which reads only their columns from the columnar table.
+`one_read=True` observes them instead (`df.observe`) on the rows the first aggregation
+reads: one read and one Spark job, for sources that are costly to read twice (a view over
+joins, a DataFrame handed in). It is not the default because, on an Iceberg table, the
+observing node splits the fused scan + aggregate code generation and costs more than a
+second read of two Parquet columns (measured in bench/bench_dq.py, docs/quality.md). Each *grouping* analyzer
 (uniqueness, distinctness, unique-value ratio) needs value frequencies, so analyzers over the
 same column set share one `groupBy(columns)` whose per-filter counts feed all of them.
 A per-analyzer `where` filter is folded into its aggregates (`when(where, ...)`) rather
@@ -407,8 +410,8 @@ class Metric:
 
 @dataclass
 class Plan:
-    """How `compute_metrics` will run: one scan for the scan analyzers (aggregated) and
-    the sketches (observed on the same rows), one groupBy per column set."""
+    """How `compute_metrics` will run: one aggregation for the scan analyzers, one for
+    the sketches (or observed on the first one's read), one groupBy per column set."""
 
     scan: list[Analyzer] = field(default_factory=list)
     sketch: list[Analyzer] = field(default_factory=list)
@@ -416,7 +419,7 @@ class Plan:
 
     @property
     def passes(self) -> int:
-        return (1 if self.scan or self.sketch else 0) + len(self.grouping)
+        return (1 if self.scan else 0) + (1 if self.sketch else 0) + len(self.grouping)
 
 
 def plan(analyzers: Sequence[Analyzer]) -> Plan:
@@ -450,25 +453,36 @@ def _check_columns(df: DataFrame, analyzers: Sequence[Analyzer]) -> None:
 
 
 def compute_metrics(
-    df: DataFrame, analyzers: Sequence[Analyzer], *, cache: bool = False
+    df: DataFrame,
+    analyzers: Sequence[Analyzer],
+    *,
+    cache: bool = False,
+    one_read: bool = False,
 ) -> list[Metric]:
-    """All metrics of `analyzers` on `df`: ONE scan for every scan and sketch analyzer,
-    plus one groupBy per column set, whatever the number of analyzers.
+    """All metrics of `analyzers` on `df`: one aggregation (+ one for sketches) + one
+    groupBy per column set, whatever the number of analyzers.
 
-    `cache=True` persists `df` when a grouping pass is planned besides the scan. Off by
-    default: on Iceberg/Parquet a second columnar scan of a few columns is usually cheaper
-    than materialising the table in memory (see bench/bench_dq.py).
+    `one_read=True` computes the sketches on the first aggregation's read (`df.observe`):
+    scan and sketch analyzers then cost one read of `df` and one Spark job. `cache=True`
+    persists `df` when more than one pass remains planned. Both off by default: on
+    Iceberg/Parquet a second columnar scan of a few columns is cheaper than breaking the
+    fused scan + aggregate or materialising the table in memory (bench/bench_dq.py).
     """
     from pyspark import StorageLevel
 
     _check_columns(df, analyzers)
     the_plan = plan(analyzers)
-    cached = cache and the_plan.passes > 1 and bool(the_plan.grouping)
+    passes = the_plan.passes - (1 if one_read and the_plan.scan and the_plan.sketch else 0)
+    cached = cache and passes > 1
     if cached:
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         values: dict[tuple, float | None] = {}
-        values.update(_run_scan(df, the_plan.scan, the_plan.sketch))
+        if one_read:
+            values.update(_run_scan(df, the_plan.scan, the_plan.sketch))
+        else:
+            values.update(_run_scan(df, the_plan.scan))
+            values.update(_run_scan(df, the_plan.sketch))
         for columns, group in the_plan.grouping.items():
             values.update(_run_grouping(df, columns, group))
     finally:
