@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import pytest
 from pyspark.sql import functions as F
@@ -29,6 +30,7 @@ from floe.quality.analyzers import (
     UniqueValueRatio,
     compute_metrics,
     infer_type,
+    one_pass_frame,
     plan,
     scan_frame,
 )
@@ -199,6 +201,12 @@ SCAN_ONLY = [
 ]
 
 
+SKETCHES = [
+    ApproxCountDistinct(("country",)),
+    ApproxCountDistinct(("id",)),
+    *(ApproxQuantile(("amount",), quantile=q) for q in (0.1, 0.5, 0.9)),
+]
+
 _GROUPS = itertools.count()
 
 
@@ -227,14 +235,38 @@ def test_one_pass_plan_scans_the_iceberg_table_once(spark, lakehouse):
     # Spark jobs: nine filtered analyzers cost what one aggregate costs ...
     baseline = _jobs(spark, lambda: table.agg(F.sum("amount")).collect())
     assert _jobs(spark, lambda: compute_metrics(table, SCAN_ONLY)) == baseline
-    # ... sketches (HLL, quantiles) share ONE more aggregation, however many there are ...
-    sketches = [ApproxCountDistinct(("country",)), ApproxCountDistinct(("id",))]
-    sketches += [ApproxQuantile(("amount",), quantile=q) for q in (0.1, 0.5, 0.9)]
-    assert _jobs(spark, lambda: compute_metrics(table, [*SCAN_ONLY, *sketches])) == 2 * baseline
+    # ... sketches (HLL, quantiles) share ONE more aggregation, however many there are,
+    # or ride on the same read with one_read=True: no job added ...
+    both = [*SCAN_ONLY, *SKETCHES]
+    assert _jobs(spark, lambda: compute_metrics(table, both)) == 2 * baseline
+    assert _jobs(spark, lambda: compute_metrics(table, both, one_read=True)) == baseline
     # ... and a uniqueness column set adds one grouping, not one query per analyzer.
     grouped = [*SCAN_ONLY, Uniqueness(("id",)), Distinctness(("id",)), UniqueValueRatio(("id",))]
     group_jobs = _jobs(spark, lambda: compute_metrics(table, [Uniqueness(("id",))]))
     assert _jobs(spark, lambda: compute_metrics(table, grouped)) == baseline + group_jobs
+
+
+def test_scan_and_sketch_analyzers_share_one_read_with_codegen_kept(spark, lakehouse):
+    spark.createDataFrame(ROWS, SCHEMA).writeTo("dq.one_read_probe").using("iceberg").create()
+    table = spark.table("dq.one_read_probe")
+    one = one_pass_frame(table, SCAN_ONLY, SKETCHES)
+    one.frame.collect()
+    # The plan that ran (adaptive execution prints the initial plan after the final one).
+    physical = one.frame._jdf.queryExecution().executedPlan().toString()
+    physical = physical.split("== Initial Plan ==")[0]
+    # One read of the table feeds both: the sketches are observed on the scanned rows ...
+    assert physical.count("BatchScan") == 1, physical
+    assert physical.count("CollectMetrics") == 1, physical
+    # ... and stay out of the aggregation, which keeps whole-stage code generation
+    # (`*(n) HashAggregate`; an imperative aggregate would make it a plain HashAggregate
+    # or an ObjectHashAggregate).
+    aggregates = re.findall(r"([*]\(\d+\) )?(\w*HashAggregate)", physical)
+    assert len(aggregates) == 2, physical
+    assert all(codegen and name == "HashAggregate" for codegen, name in aggregates), physical
+    # Same values as each analyzer computed by its own aggregation.
+    together = compute_metrics(table, [*SCAN_ONLY, *SKETCHES], one_read=True)
+    alone = [compute_metrics(table, [a])[0].value for a in [*SCAN_ONLY, *SKETCHES]]
+    assert [m.value for m in together] == pytest.approx(alone)
 
 
 def test_infer_type_follows_deequ_precedence():

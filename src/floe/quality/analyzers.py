@@ -5,8 +5,12 @@ aggregate, and aggregates over the same rows can share one scan. Each *scan* ana
 contributes aggregate `Column`s to a single `df.agg(...)`. The two *sketch* analyzers
 (approx_count_distinct, approx_quantile) are imperative aggregates, and one of them in an
 aggregation switches Spark's whole-stage code generation off for ALL its aggregates, so
-they share a second aggregation of their own, which reads only their columns from the
-columnar table (measured in bench/bench_dq.py and docs/decisions/0007). Each *grouping* analyzer
+they get a second aggregation, which reads only their columns from the columnar table.
+`one_read=True` observes them instead (`df.observe`) on the rows the first aggregation
+reads: one read and one Spark job, for sources that are costly to read twice (a view over
+joins, a DataFrame handed in). It is not the default because, on an Iceberg table, the
+observing node splits the fused scan + aggregate code generation and costs more than a
+second read of two Parquet columns (measured in bench/bench_dq.py, docs/quality.md). Each *grouping* analyzer
 (uniqueness, distinctness, unique-value ratio) needs value frequencies, so analyzers over the
 same column set share one `groupBy(columns)` whose per-filter counts feed all of them.
 A per-analyzer `where` filter is folded into its aggregates (`when(where, ...)`) rather
@@ -406,8 +410,8 @@ class Metric:
 
 @dataclass
 class Plan:
-    """How `compute_metrics` will run: one aggregation for scan analyzers, one for
-    sketches, one groupBy per column set."""
+    """How `compute_metrics` will run: one aggregation for the scan analyzers, one for
+    the sketches (or observed on the first one's read), one groupBy per column set."""
 
     scan: list[Analyzer] = field(default_factory=list)
     sketch: list[Analyzer] = field(default_factory=list)
@@ -449,26 +453,36 @@ def _check_columns(df: DataFrame, analyzers: Sequence[Analyzer]) -> None:
 
 
 def compute_metrics(
-    df: DataFrame, analyzers: Sequence[Analyzer], *, cache: bool = False
+    df: DataFrame,
+    analyzers: Sequence[Analyzer],
+    *,
+    cache: bool = False,
+    one_read: bool = False,
 ) -> list[Metric]:
     """All metrics of `analyzers` on `df`: one aggregation (+ one for sketches) + one
     groupBy per column set, whatever the number of analyzers.
 
-    `cache=True` persists `df` when more than one pass is planned. Off by default: on
-    Iceberg/Parquet a second columnar scan of a few columns is usually cheaper than
-    materialising every column of the table in memory (see bench/bench_dq.py).
+    `one_read=True` computes the sketches on the first aggregation's read (`df.observe`):
+    scan and sketch analyzers then cost one read of `df` and one Spark job. `cache=True`
+    persists `df` when more than one pass remains planned. Both off by default: on
+    Iceberg/Parquet a second columnar scan of a few columns is cheaper than breaking the
+    fused scan + aggregate or materialising the table in memory (bench/bench_dq.py).
     """
     from pyspark import StorageLevel
 
     _check_columns(df, analyzers)
     the_plan = plan(analyzers)
-    cached = cache and the_plan.passes > 1
+    passes = the_plan.passes - (1 if one_read and the_plan.scan and the_plan.sketch else 0)
+    cached = cache and passes > 1
     if cached:
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         values: dict[tuple, float | None] = {}
-        values.update(_run_scan(df, the_plan.scan))
-        values.update(_run_scan(df, the_plan.sketch))
+        if one_read:
+            values.update(_run_scan(df, the_plan.scan, the_plan.sketch))
+        else:
+            values.update(_run_scan(df, the_plan.scan))
+            values.update(_run_scan(df, the_plan.sketch))
         for columns, group in the_plan.grouping.items():
             values.update(_run_grouping(df, columns, group))
     finally:
@@ -482,25 +496,81 @@ def compute_metrics(
     return out
 
 
-def scan_frame(
-    df: DataFrame, analyzers: Sequence[Analyzer]
-) -> tuple[DataFrame, list[tuple[Analyzer, int, int]]]:
-    """The single aggregation computing every scan analyzer, and each one's value slice."""
+def _aggregate_columns(
+    df: DataFrame, analyzers: Sequence[Analyzer], prefix: str
+) -> tuple[list[Column], list[tuple[Analyzer, int, int]]]:
+    """Every aggregate of `analyzers`, aliased `<prefix><i>`, and each one's value slice."""
     exprs: list[Column] = []
     slices: list[tuple[Analyzer, int, int]] = []
     for analyzer in analyzers:
         parts = analyzer.aggregates(df)
-        slices.append((analyzer, len(exprs), len(exprs) + len(parts)))
-        exprs.extend(e.alias(f"_m{len(exprs) + i}") for i, e in enumerate(parts))
+        start = len(exprs)
+        exprs.extend(e.alias(f"{prefix}{start + i}") for i, e in enumerate(parts))
+        slices.append((analyzer, start, len(exprs)))
+    return exprs, slices
+
+
+def scan_frame(
+    df: DataFrame, analyzers: Sequence[Analyzer]
+) -> tuple[DataFrame, list[tuple[Analyzer, int, int]]]:
+    """The single aggregation computing every scan analyzer, and each one's value slice."""
+    exprs, slices = _aggregate_columns(df, analyzers, "_m")
     return df.agg(*exprs), slices
 
 
-def _run_scan(df: DataFrame, analyzers: Sequence[Analyzer]) -> dict[tuple, float | None]:
-    if not analyzers:
+@dataclass
+class OnePass:
+    """The one query of a check run: the codegen-able aggregation `frame` over a scan that
+    also feeds the sketches to `observation` (read after `frame` has been collected)."""
+
+    frame: DataFrame
+    slices: list[tuple[Analyzer, int, int]]
+    observation: Any = None
+    sketch_slices: list[tuple[Analyzer, int, int]] = field(default_factory=list)
+
+
+def one_pass_frame(
+    df: DataFrame, scan: Sequence[Analyzer], sketch: Sequence[Analyzer] = ()
+) -> OnePass:
+    """Scan and sketch analyzers over ONE read of `df`.
+
+    HLL++ and percentile sketches are imperative aggregates: in the aggregation they
+    would switch whole-stage code generation off for every aggregate in it, and in a
+    second aggregation they would read the table again. So they are computed by
+    `df.observe(...)` (a CollectMetrics node, accumulators fed by the same rows) under the
+    codegen-able aggregation of the scan analyzers: one scan, one job, codegen kept.
+    """
+    import uuid
+
+    from pyspark.sql import Observation
+
+    if not scan:  # sketches alone: one aggregation of their own is already one scan
+        frame, slices = scan_frame(df, sketch)
+        return OnePass(frame, slices)
+    if not sketch:
+        frame, slices = scan_frame(df, scan)
+        return OnePass(frame, slices)
+    sketch_exprs, sketch_slices = _aggregate_columns(df, sketch, "_s")
+    # A unique name: concurrent check runs (dbt threads) share the session's listener bus.
+    observation = Observation(f"floe_dq_{uuid.uuid4().hex}")
+    observed = df.observe(observation, *sketch_exprs)
+    scan_exprs, slices = _aggregate_columns(observed, scan, "_m")
+    return OnePass(observed.agg(*scan_exprs), slices, observation, sketch_slices)
+
+
+def _run_scan(
+    df: DataFrame, scan: Sequence[Analyzer], sketch: Sequence[Analyzer] = ()
+) -> dict[tuple, float | None]:
+    if not scan and not sketch:
         return {}
-    frame, slices = scan_frame(df, analyzers)
-    row = frame.collect()[0]
-    return {a.key(): a.finish(list(row[start:end])) for a, start, end in slices}
+    one = one_pass_frame(df, scan, sketch)
+    row = list(one.frame.collect()[0])
+    out = {a.key(): a.finish(row[start:end]) for a, start, end in one.slices}
+    if one.observation is not None:
+        observed = one.observation.get  # set once the query above has finished
+        values = [observed[f"_s{i}"] for i in range(len(observed))]
+        out.update({a.key(): a.finish(values[s:e]) for a, s, e in one.sketch_slices})
+    return out
 
 
 def _run_grouping(

@@ -55,7 +55,8 @@ def verify(
     run_id = run_id or uuid.uuid4().hex
     frame = df if df is not None else spark.table(table)
     snapshot = current_snapshot_id(spark, table) if df is None else None
-    metrics = compute_metrics(frame, [c.analyzer for c in parsed])
+    # A DataFrame handed in may be costly to compute twice: sketches ride on its one read.
+    metrics = compute_metrics(frame, [c.analyzer for c in parsed], one_read=df is not None)
     by_key = {m.analyzer.key(): m.value for m in metrics}
 
     repo = repository or (MetricsRepository(spark) if store else None)
