@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 VOLATILE_COLUMNS: dict[str, str] = {
     "_ingested_at": "load timestamp: wall-clock time the raw model loaded the file "
     "(raw.*, raw.quarantine, raw.landed_files, and marts that carry it)",
+    "_load_seq": "load sequence: the order in which raw batches committed (raw.*, "
+    "raw.landed_files, marts that carry it); raw models run in parallel, so two builds "
+    "of the same input may number the same batch differently (docs/reliability.md)",
     "applied_at": "wall-clock time an SCD2 load was applied (audit.floe_scd2_ledger)",
     "computed_at": "wall-clock time a data-quality metric was computed (dq.metrics)",
     "checked_at": "wall-clock time a data-quality check ran (dq.check_results)",
