@@ -45,12 +45,16 @@ def _bad(feed: str, source_file: str) -> dict:
     return {"feed": feed, "_source_file": source_file, "error_code": "E_PARSE", "_ingested_at": NOW}
 
 
-def test_reconcile_reports_the_unbalanced_file_only(spark, lakehouse):
+def _raw_table(spark, rows: list[tuple[str, int]]) -> None:
+    """The ledger tables and the feed's raw table holding ``rows`` (file, value)."""
     ensure_tables(spark)
     spark.sql(f"create table {FEED.raw_table} (_source_file string, v int) using iceberg")
+    spark.createDataFrame(rows, "_source_file string, v int").writeTo(FEED.raw_table).append()
+
+
+def test_reconcile_reports_the_unbalanced_file_only(spark, lakehouse):
     raw = [("ok.csv", 1), ("ok.csv", 2), ("short.csv", 1), ("short.csv", 2), ("short.csv", 3)]
-    raw.append(("unlisted.csv", 1))
-    spark.createDataFrame(raw, "_source_file string, v int").writeTo(FEED.raw_table).append()
+    _raw_table(spark, [*raw, ("unlisted.csv", 1)])
     _append(
         spark,
         LANDED_FILES,
@@ -81,10 +85,7 @@ def test_reconcile_reports_the_unbalanced_file_only(spark, lakehouse):
 
 
 def test_reconcile_reports_nothing_when_every_file_adds_up(spark, lakehouse):
-    ensure_tables(spark)
-    spark.sql(f"create table {FEED.raw_table} (_source_file string, v int) using iceberg")
-    raw = [("a.csv", 1), ("a.csv", 2), ("b.csv", 1)]
-    spark.createDataFrame(raw, "_source_file string, v int").writeTo(FEED.raw_table).append()
+    _raw_table(spark, [("a.csv", 1), ("a.csv", 2), ("b.csv", 1)])
     _append(
         spark,
         LANDED_FILES,
