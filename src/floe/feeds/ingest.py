@@ -11,10 +11,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from floe.feeds import files as landed_files
-from floe.feeds import ledger
+from floe.feeds import ledger, memo
 from floe.feeds.declarations import Feed, FeedError
 from floe.feeds.kinds import kind_module
 from floe.feeds.kinds.base import Batch, IngestContext
@@ -35,8 +36,10 @@ class IngestResult:
     counts: dict[str, ledger.FileCounts] = field(default_factory=dict)
 
 
-# Feeds this process ingested files of since their last reconciliation (by raw table).
-_PENDING_RECONCILIATION: set[str] = set()
+# Feeds this process ingested files of since their last reconciliation (by raw table),
+# with the landing listing to remember once they reconcile (None: a file was left
+# waiting or skipped, or the batch was restricted, so not everything is done).
+_PENDING_RECONCILIATION: dict[str, tuple[str, Settings] | None] = {}
 
 
 def context(settings: Settings, project_dir: Path) -> IngestContext:
@@ -66,23 +69,41 @@ def ingest(
     """
     kind = kind_module(feed.kind)
     ctx = context(settings, project_dir)
-    ledger.ensure_tables(spark)
     landed = kind.discover(feed, settings.landing)
+    seen = memo.listing(landed)
+    if only is None and raw_exists and memo.nothing_new(spark, settings, feed, seen):
+        return IngestResult(_nothing(spark, kind, feed, ctx))
+    ledger.ensure_tables(spark)
     done = ledger.done_files(spark, feed, raw_exists)
     # Files ingested before and changed since are reported, never read again.
     ledger.report_changes(spark, feed, [f for f in landed if f.key in done])
     new = [f for f in landed if f.key not in done and (only is None or f.key in only)]
     # A file that may still be being written waits for a later build.
-    new, _waiting = landed_files.settled(new, settings.settle_seconds)
+    new, waiting = landed_files.settled(new, settings.settle_seconds)
+    complete = only is None and not waiting  # every file done once this batch commits
     if not new:
-        return IngestResult(ledger.with_load_seq(kind.empty(spark, feed, ctx), None))
+        if complete and raw_exists:
+            memo.remember(spark, settings, feed, seen)
+        return IngestResult(_nothing(spark, kind, feed, ctx))
     ctx = with_load_seq(spark, ctx)
     batch = kind.read(spark, feed, new, ctx)
     batch = _without_changed(batch, new)
     ledger.record(spark, feed, new, batch.counts, batch.quarantine, ctx.ingested_at, ctx.load_seq)
-    _PENDING_RECONCILIATION.add(feed.raw_table)
+    skipped = any(c.skipped for c in batch.counts.values())
+    _PENDING_RECONCILIATION[feed.raw_table] = (seen, settings) if complete and not skipped else None
     taken = [f.key for f in new if not batch.counts.get(f.key, ledger.FileCounts(0, 0)).skipped]
     return IngestResult(ledger.with_load_seq(batch.rows, ctx.load_seq), taken, dict(batch.counts))
+
+
+def _nothing(spark: SparkSession, kind: ModuleType, feed: Feed, ctx: IngestContext) -> DataFrame:
+    """The raw table's shape with no rows, as an empty local relation.
+
+    ``limit(0)`` lets the optimizer replace the plan by an empty LocalRelation: whoever
+    asks whether it has rows (dbt's "nothing new" probe) gets the answer without a Spark
+    job, where the kinds' ``createDataFrame([])`` alone is an RDD scan that schedules
+    one (about half a second per raw model on a busy machine).
+    """
+    return ledger.with_load_seq(kind.empty(spark, feed, ctx), None).limit(0)
 
 
 def _without_changed(batch: Batch, files: list[LandedFile]) -> Batch:
@@ -121,7 +142,7 @@ def reconcile_or_raise(spark: SparkSession, feed: Feed, *, always: bool = False)
     if not always and feed.raw_table not in _PENDING_RECONCILIATION:
         return 0
     problems = ledger.reconcile(spark, feed)
-    _PENDING_RECONCILIATION.discard(feed.raw_table)
+    pending = _PENDING_RECONCILIATION.pop(feed.raw_table, None)
     if problems:
         shown = "\n".join(f"- {p}" for p in problems[:20])
         more = f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""
@@ -130,4 +151,7 @@ def reconcile_or_raise(spark: SparkSession, feed: Feed, *, always: bool = False)
             f"(records in = rows in {feed.raw_table} + rows in {ledger.QUARANTINE}):\n"
             f"{shown}{more}"
         )
+    if pending is not None:
+        # Committed and reconciled: the next ingest may answer "nothing new" from the memo.
+        memo.remember(spark, pending[1], feed, pending[0])
     return 0

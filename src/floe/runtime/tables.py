@@ -227,3 +227,38 @@ def compare_fingerprints(
         elif a.checksum != b.checksum:
             problems.append(f"{name}: same {a.rows} rows, different values")
     return problems
+
+
+# -- Current state
+
+
+@dataclass(frozen=True)
+class TableState:
+    """Which table (its Iceberg uuid) at which commit (its current snapshot; None if empty)."""
+
+    uuid: str
+    snapshot_id: int | None
+
+
+def current_state(spark: SparkSession, table: str) -> TableState | None:
+    """``table``'s uuid and current snapshot, fresh from the catalog; None if it is missing.
+
+    Loads the table's metadata through Iceberg's Java API (one catalog lookup and a
+    metadata read, milliseconds) and refreshes it, so a commit by another process is
+    seen even when the session's catalog caches tables. No Spark job: cheap enough to
+    ask before every ingest.
+    """
+    jvm: Any = spark._jvm
+    if table.count(".") == 1:  # schema.table: in floe's catalog, whatever the session's current one
+        table = f"{spark.conf.get('spark.sql.defaultCatalog', 'spark_catalog')}.{table}"
+    try:
+        loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+            spark._jsparkSession, table
+        )
+    except Exception as exc:  # py4j wraps NoSuchTableException; anything else is real
+        if "NoSuchTable" in str(exc) or "not found" in str(exc).lower():
+            return None
+        raise
+    loaded.refresh()
+    snapshot = loaded.currentSnapshot()
+    return TableState(str(loaded.uuid().toString()), snapshot.snapshotId() if snapshot else None)
