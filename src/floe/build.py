@@ -50,8 +50,21 @@ def table_summary(spark: SparkSession) -> list[tuple[str, int, int | None]]:
 @click.option("--scale", default=1000, show_default=True, help="Demo scale, if generating.")
 @click.option("--select", "-s", multiple=True, help="dbt selection (default: everything).")
 @click.option("--full-refresh", is_flag=True, help="Rebuild incremental models from scratch.")
-def build(days: int, scale: int, select: tuple[str, ...], full_refresh: bool) -> None:
-    """Generate demo data if the landing zone is empty, then dbt build on `local`."""
+@click.option(
+    "--unit-tests/--no-unit-tests",
+    default=False,
+    show_default=True,
+    help="Also run the project's dbt unit tests (they check SQL logic on fixtures, not the "
+    "data; `make test` and a plain `dbt build` run them).",
+)
+def build(
+    days: int, scale: int, select: tuple[str, ...], full_refresh: bool, unit_tests: bool
+) -> None:
+    """Generate demo data if the landing zone is empty, then dbt build on `local`.
+
+    The pipeline run: models and their data tests, without the dbt unit tests unless
+    asked (dbt's advice for production builds; docs/decisions/0018-nothing-new-memo.md).
+    """
     from floe.dbt import run_dbt
     from floe.generator import GenerateOptions, generate
     from floe.runtime import get_spark
@@ -73,6 +86,8 @@ def build(days: int, scale: int, select: tuple[str, ...], full_refresh: bool) ->
         args += ["--select", sel]
     if full_refresh:
         args.append("--full-refresh")
+    if not unit_tests:
+        args += ["--exclude-resource-type", "unit_test"]
     # Held across dbt; the adapter's own acquisition re-enters it.
     try:
         with writer_lock(settings, "floe build"):
