@@ -27,6 +27,7 @@ SCHEMAS = ("raw", "staging", "intermediate", "marts", "snapshots", "dq", "audit"
 # get the same session (creating a namespace twice at once fails in the catalog).
 _START = threading.Lock()
 _READY: weakref.WeakSet[SparkSession] = weakref.WeakSet()
+_SESSION: SparkSession | None = None
 
 
 def spark_conf(settings: Settings | None = None) -> dict[str, str]:
@@ -108,9 +109,16 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
     """
     from pyspark.sql import SparkSession
 
+    global _SESSION
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    # A dbt thread has no active session of its own: hand it the process's session
+    # without the builder, which re-reads the settings, resolves the jars and re-applies
+    # every option over py4j under _START (0.1 s per dbt node, measured, and serialized).
+    known = _SESSION
+    if settings is None and known is not None and known.sparkContext._jsc is not None:
+        return known
     s = settings or Settings.from_env()
     with _START:
         s.ensure_dirs()
@@ -125,6 +133,7 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
             ensure_schemas(spark)
             register_functions(spark, s)
             _READY.add(spark)
+        _SESSION = spark
     return spark
 
 
