@@ -170,7 +170,9 @@ def test_key_filter_bounds_and_lists_the_batch_keys_as_escaped_literals(render):
     )
     render.configure(unique_key="id", meta={"cdc": {}})
     cfg = render.call("floe_cdc_config")
-    sql = render.call("floe_cdc_key_filter", {"bounds": {"id": ("3", "9")}}, TARGET, cfg, ["3", "9"])
+    sql = render.call(
+        "floe_cdc_key_filter", {"bounds": {"id": ("3", "9")}}, TARGET, cfg, ["3", "9"]
+    )
     assert sql.endswith("floe_target.id in (cast('3' as int), cast('9' as int))")
     merge = merge_sql(render, key_filter=sql)
     assert "on floe_target.id = floe_source.id and floe_target.id between cast('3' as int)" in merge

@@ -182,8 +182,11 @@
     {%- set listed = none -%}
     {%- set batch_keys = stats.upserts + stats.deletes -%}
     {%- if cfg.unique_key | length == 1 and 0 < batch_keys <= cfg.key_list_max -%}
-        {%- set listed = run_query('select cast(' ~ cfg.unique_key[0] ~ ' as string) from '
-            ~ changes).columns[0].values() -%}
+        {%- set listed = [] -%}
+        {%- for r in run_query('select cast(' ~ cfg.unique_key[0] ~ ' as string) from '
+            ~ changes).rows -%}
+            {%- do listed.append(r[0]) -%}
+        {%- endfor -%}
     {%- endif -%}
     {%- set key_filter = floe_cdc_key_filter(stats, target_columns, cfg, listed) -%}
     {%- set split = cfg.split and stats.upserts > 0 -%}

@@ -110,9 +110,10 @@
     data clustered or sorted by key (sort_by) skips the files the batch misses;
     keys scattered over every file prune nothing (docs/decisions/0016-cdc-merge-pruning.md).
     `stats` is floe_cdc_batch_stats; values are written as escaped string
-    literals cast to the key's type, never pasted raw.
+    literals cast to the key's type, never pasted raw. The scd2 MERGE uses it
+    too (alias `t`, floe_scd2_key_filter).
 #}
-{% macro floe_cdc_key_filter(stats, target_columns, cfg, listed=none) %}
+{% macro floe_cdc_key_filter(stats, target_columns, cfg, listed=none, alias='floe_target') %}
     {%- set types = {} -%}
     {%- for col in target_columns -%}
         {%- do types.update({col.name | lower: col.dtype}) -%}
@@ -122,7 +123,7 @@
         {%- set dtype = types.get(k | lower) -%}
         {%- set bounds = stats.bounds.get(k | lower) -%}
         {%- if dtype and bounds and bounds[0] is not none and bounds[1] is not none -%}
-            {%- do terms.append('floe_target.' ~ k ~ ' between cast(' ~ floe_string_literal(bounds[0])
+            {%- do terms.append(alias ~ '.' ~ k ~ ' between cast(' ~ floe_string_literal(bounds[0])
                 ~ ' as ' ~ dtype ~ ') and cast(' ~ floe_string_literal(bounds[1]) ~ ' as ' ~ dtype ~ ')') -%}
         {%- endif -%}
     {%- endfor -%}
@@ -133,7 +134,7 @@
         {%- for v in listed -%}
             {%- do values.append('cast(' ~ floe_string_literal(v) ~ ' as ' ~ dtype ~ ')') -%}
         {%- endfor -%}
-        {%- do terms.append('floe_target.' ~ k ~ ' in (' ~ values | join(', ') ~ ')') -%}
+        {%- do terms.append(alias ~ '.' ~ k ~ ' in (' ~ values | join(', ') ~ ')') -%}
     {%- endif -%}
     {{ return(terms | join(' and ')) }}
 {% endmacro %}
