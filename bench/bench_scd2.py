@@ -261,3 +261,7 @@ def main() -> None:
     if len(sizes) == 2:
         a, b = (results[s]["incremental floe (changes)"] for s in sizes)
         print(f"  growth 1x -> 5x rows: floe incremental x{b / a:.2f}")
+
+
+if __name__ == "__main__":
+    main()

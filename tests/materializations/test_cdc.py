@@ -100,6 +100,36 @@ def test_op_matrix_ties_and_rerun(spark, fx):
     assert "tie on every order column" in " ".join(run.failures)
 
 
+def test_split_merge_bounded_by_the_batch_keys_keeps_every_other_row(spark, fx):
+    """Split (MATCHED-only MERGE, then an append of new keys), the target restricted to
+    the batch's key range and list: copy-on-write rewrites whole files, so rows outside
+    the batch's keys in a rewritten file must survive; deletes, upserts of unknown keys
+    and deletes of missing keys behave as in the one MERGE."""
+    full = [(None, i, f"n{i}", at(0), "LOAD1", i, 0) for i in range(1, 21)]
+    _append(spark, "raw.src_matrix", MATRIX, full)
+    fx("cdc_split", 0)
+    spec = spark.sql("select partition from marts.cdc_split.files").schema.simpleString()
+    assert "id_bucket" in spec, spec
+    changes = [
+        ("U", 5, "five", at(10), "cdc/1", 0, 1),
+        ("D", 6, "x", at(10), "cdc/1", 1, 1),
+        ("I", 21, "new", at(10), "cdc/1", 2, 1),
+        ("U", 30, "upsert", at(10), "cdc/1", 3, 1),  # update of a key never inserted
+        ("D", 99, "x", at(10), "cdc/1", 4, 1),  # delete of a missing key: nothing
+        ("I", 7, "gone", at(10), "cdc/1", 5, 1),  # inserted over a held key, then deleted
+        ("D", 7, "gone", at(20), "cdc/1", 6, 1),
+    ]
+    _append(spark, "raw.src_matrix", MATRIX, changes)
+    before = _snapshots(spark, "marts.cdc_split")
+    fx("cdc_split", 1)
+    rows = {r.id: r.name for r in spark.table("marts.cdc_split").collect()}
+    expected = {i: f"n{i}" for i in range(1, 21) if i not in (6, 7)}
+    assert rows == {**expected, 5: "five", 21: "new", 30: "upsert"}
+    assert len(_snapshots(spark, "marts.cdc_split")) == len(before) + 2, "MERGE, then append"
+    fx("cdc_split", 2)  # an empty batch still commits nothing
+    assert len(_snapshots(spark, "marts.cdc_split")) == len(before) + 2
+
+
 def test_composite_key_merge_on_read(spark, fx):
     schema = (
         "Op string, team string, season int, wins int, last_update_time timestamp, "

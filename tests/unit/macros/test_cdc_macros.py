@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.unit.macros.jinja_harness import Column, CompilerError, Relation, assert_parses
@@ -10,11 +12,13 @@ TARGET = [Column("id", "int"), Column("season", "int"), Column("name"), Column("
 BATCH = [Column("Op"), Column("id", "int"), Column("season", "int"), Column("name")]
 
 
-def merge_sql(render, unique_key=("id",), cdc=None, target=TARGET, batch=BATCH) -> str:
+def merge_sql(render, unique_key=("id",), cdc=None, target=TARGET, batch=BATCH, **kw) -> str:
+    """The MERGE with the staged latest changes (floe_cdc_apply's cached view) inlined."""
     render.configure(unique_key=list(unique_key), meta={"cdc": cdc or {}})
     cfg = render.call("floe_cdc_config")
     payload = render.call("floe_cdc_payload_columns", batch, cfg)
-    return render.sql("floe_cdc_merge_sql", "floe_tmp", "marts.t", target, payload, cfg)
+    changes = "(" + render.sql("floe_cdc_latest_changes", "floe_tmp", payload, cfg) + ")"
+    return render.sql("floe_cdc_merge_sql", changes, "marts.t", target, payload, cfg, **kw)
 
 
 def test_dms_ops_delete_upsert_and_null_op(render):
@@ -134,6 +138,67 @@ def _graph(source_meta, table_meta, materialized="view"):
 
 
 MART = {"name": "t", "unrendered_config": {}, "language": "sql"}
+
+
+def test_split_merge_has_no_insert_and_the_append_takes_keys_the_table_lacks(render):
+    sql = merge_sql(render, matched_only=True)
+    assert "when matched and floe_source.floe_cdc_action = 'delete' then delete" in sql
+    assert "when not matched" not in sql  # inner / left outer join: the batch is broadcast
+    assert_parses(sql)
+    cfg = render.call("floe_cdc_config")
+    payload = render.call("floe_cdc_payload_columns", BATCH, cfg)
+    append = render.sql("floe_cdc_append_sql", "floe_changes", "marts.t", TARGET, payload, cfg)
+    assert append.startswith("insert into marts.t (`id`, `season`, `name`, `retired`) select")
+    # held keys: the target streamed against the batch, never the batch against the target
+    assert (
+        "left anti join (select floe_target.id from marts.t as floe_target"
+        " left semi join floe_changes as floe_batch on floe_target.id = floe_batch.id)"
+        " as floe_held on floe_source.id = floe_held.id" in append
+    )
+    assert append.endswith("where floe_source.floe_cdc_action = 'upsert'")
+    assert_parses(append)
+
+
+def test_key_filter_bounds_and_lists_the_batch_keys_as_escaped_literals(render):
+    render.configure(unique_key=["id", "name"], meta={"cdc": {}})
+    cfg = render.call("floe_cdc_config")
+    stats = {"bounds": {"id": ("3", "70"), "name": ("a'b", "z\\")}}
+    sql = render.call("floe_cdc_key_filter", stats, TARGET, cfg)
+    assert sql == (
+        "floe_target.id between cast('3' as int) and cast('70' as int) and "
+        "floe_target.name between cast('a\\'b' as string) and cast('z\\\\' as string)"
+    )
+    render.configure(unique_key="id", meta={"cdc": {}})
+    cfg = render.call("floe_cdc_config")
+    sql = render.call(
+        "floe_cdc_key_filter", {"bounds": {"id": ("3", "9")}}, TARGET, cfg, ["3", "9"]
+    )
+    assert sql.endswith("floe_target.id in (cast('3' as int), cast('9' as int))")
+    merge = merge_sql(render, key_filter=sql)
+    assert "on floe_target.id = floe_source.id and floe_target.id between cast('3' as int)" in merge
+    assert_parses(merge)
+
+
+def test_buckets_partition_the_replica_by_its_key(render):
+    render.configure(unique_key="id", meta={"cdc": {"buckets": 16}})
+    cfg = render.call("floe_cdc_config")
+    sql = render.sql("floe_cdc_create_sql", "marts.t", "select 1", ["season"], cfg["buckets"], "id")
+    assert "partitioned by (season, bucket(16, id))" in sql
+
+
+@pytest.mark.parametrize(
+    ("cdc", "message"),
+    [
+        ({"buckets": 0}, "cdc.buckets must be a positive number of buckets, got '0'"),
+        ({"buckets": True}, "cdc.buckets must be a positive number of buckets"),
+        ({"key_list_max": -1}, "cdc.key_list_max must be a number >= 0"),
+        ({"split": "yes"}, "cdc.split must be true or false, got 'yes'"),
+    ],
+)
+def test_bad_pruning_options_fail_naming_the_model(render, cdc, message):
+    render.configure(unique_key="id", meta={"cdc": cdc})
+    with pytest.raises(CompilerError, match="Model marts.t: " + re.escape(message)):
+        render.call("floe_cdc_config")
 
 
 def test_cdc_key_partitioning_and_preset_default_to_the_feed_declaration():

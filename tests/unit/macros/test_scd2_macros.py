@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.macros.jinja_harness import CompilerError, Renderer, assert_parses, normalize
+from tests.unit.macros.jinja_harness import (
+    Column,
+    CompilerError,
+    Renderer,
+    assert_parses,
+    normalize,
+)
 
 COLUMNS = {
     "data": ["customer_id", "first_name", "city"],
@@ -232,11 +238,27 @@ def test_merge_reapplying_a_load_replaces_its_rows_and_reopens_what_it_closed(re
 
 
 def test_counts_of_the_staged_versions_decide_whether_to_merge(render):
-    render.answer("select _scd2_op, count(*) from v", [("I", 2), ("U", 3), ("X", 4)])
+    render.answer(
+        "select _scd2_op, count(*), count_if(_scd2_row = 'match') from v",
+        [("I", 2, 0), ("U", 3, 0), ("X", 4, 4)],
+    )
     counts = render.call("floe_scd2_counts", "v")
     assert counts["rows"] == 9
     assert counts["counts"] == {"new": 2, "changed": 3, "closed_or_reopened": 4}
+    assert counts["matched"] == 4  # the rows the MERGE matches: its key filter's input
     assert render.call("floe_scd2_counts", "empty")["rows"] == 0
+
+
+def test_the_merge_reads_only_the_keys_whose_current_row_changes(render, cfg):
+    assert render.call("floe_scd2_key_filter", "v", cfg, 0) == ""
+    render.answer("select cast(min(customer_id)", [("3", "70")])
+    render.answer("select distinct cast(customer_id", [("3",), ("70",)], ["k"])
+    render.adapter.columns["v"] = [Column("customer_id", "bigint")]
+    key_filter = render.call("floe_scd2_key_filter", "v", cfg, 2)
+    assert key_filter == (
+        "t.customer_id between cast('3' as bigint) and cast('70' as bigint)"
+        " and t.customer_id in (cast('3' as bigint), cast('70' as bigint))"
+    )
 
 
 def test_state_is_one_query_of_loads_applications_and_snapshots(render, cfg):

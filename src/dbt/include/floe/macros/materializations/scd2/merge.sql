@@ -2,9 +2,11 @@
     The one MERGE applying every pending load (floe_scd2_versions_sql): current
     rows closed (or, re-applying load 1, rows it inserted deleted and rows it
     closed re-opened), new versions inserted. One commit: a reader never sees
-    part of a build's loads.
+    part of a build's loads. `key_filter` (floe_scd2_key_filter) bounds the
+    target's scan by the keys whose rows change, so Iceberg skips data files
+    outside them (docs/decisions/0016-cdc-merge-pruning.md).
 #}
-{% macro floe_scd2_merge_sql(target, versions, columns, cfg, plan, reapply=false) %}
+{% macro floe_scd2_merge_sql(target, versions, columns, cfg, plan, reapply=false, key_filter='') %}
     {%- set vf, vt = cfg.valid_from, cfg.valid_to -%}
     {%- set sentinel = "date'" ~ cfg.sentinel ~ "'" -%}
     {%- set eff1 = "date'" ~ plan[0].eff ~ "'" -%}
@@ -12,6 +14,9 @@
     using {{ versions }} as s
     on s._scd2_row = 'match'
         and {{ floe_scd2_key_join('t', 's', cfg.key_cols) }}
+    {%- if key_filter %}
+        and {{ key_filter }}
+    {%- endif %}
     {%- if reapply %}
         and (t.{{ vf }} = {{ eff1 }}
              or t.{{ vt }} = {{ sentinel }} and t.{{ vf }} < {{ eff1 }}
@@ -33,4 +38,38 @@
         {%- for c in columns.data %} s.{{ c }},{% endfor %}
         s._scd2_valid_from, s._scd2_valid_to
     )
+{% endmacro %}
+
+
+{#
+    A predicate on the table's key columns (alias t) that every row the MERGE
+    matches satisfies: the bounds of the keys of the 'match' rows, and their
+    list when there are at most 1000 of them and the key is one column
+    (floe_cdc_key_filter). Empty when no current row changes.
+#}
+{% macro floe_scd2_key_filter(versions, cfg, matched) %}
+    {%- if matched == 0 -%}{{ return('') }}{%- endif -%}
+    {%- set sql -%}
+        select
+        {%- for k in cfg.key_cols %}
+            cast(min({{ k }}) as string), cast(max({{ k }}) as string){{ ',' if not loop.last }}
+        {%- endfor %}
+        from {{ versions }}
+        where _scd2_row = 'match'
+    {%- endset -%}
+    {%- set row = run_query(sql).rows[0] -%}
+    {%- set bounds = {} -%}
+    {%- for k in cfg.key_cols -%}
+        {%- do bounds.update({k | lower: (row[2 * loop.index0], row[2 * loop.index0 + 1])}) -%}
+    {%- endfor -%}
+    {%- set listed = none -%}
+    {%- if cfg.key_cols | length == 1 and matched <= 1000 -%}
+        {%- set listed = [] -%}
+        {%- for r in run_query('select distinct cast(' ~ cfg.key_cols[0] ~ ' as string) from '
+            ~ versions ~ " where _scd2_row = 'match'").rows -%}
+            {%- do listed.append(r[0]) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return(floe_cdc_key_filter({'bounds': bounds}, adapter.get_columns_in_relation(versions),
+        {'unique_key': cfg.key_cols}, listed, alias='t')) }}
 {% endmacro %}

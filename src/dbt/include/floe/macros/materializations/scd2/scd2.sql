@@ -121,8 +121,10 @@
             {%- endcall -%}
             {%- set counts = floe_scd2_counts(versions) -%}
             {%- if counts.rows > 0 -%}
+                {%- set key_filter = floe_scd2_key_filter(versions, cfg, counts.matched) -%}
                 {%- call statement('merge') -%}
-                    {{ floe_scd2_merge_sql(target_relation, versions, columns, cfg, plan, reapply) }}
+                    {{ floe_scd2_merge_sql(target_relation, versions, columns, cfg, plan, reapply,
+                        key_filter) }}
                 {%- endcall -%}
             {%- endif -%}
             {%- call statement('uncache_versions') -%}
@@ -156,19 +158,23 @@
 {#
     What the staged versions will do, counted on the cached rows: new keys,
     changed keys, current rows whose valid_to changes; `rows` 0 means the MERGE
-    has nothing to do and is skipped (no empty snapshot).
+    has nothing to do and is skipped (no empty snapshot); `matched`: the rows
+    the MERGE matches in the table (floe_scd2_key_filter).
 #}
 {% macro floe_scd2_counts(versions) %}
     {%- set c = {'new': 0, 'changed': 0, 'closed_or_reopened': 0} -%}
     {%- set total = namespace(n=0) -%}
-    {%- for r in run_query("select _scd2_op, count(*) from " ~ versions ~ " group by 1") -%}
+    {%- set matched = namespace(n=0) -%}
+    {%- for r in run_query("select _scd2_op, count(*), count_if(_scd2_row = 'match') from "
+        ~ versions ~ " group by 1") -%}
         {%- set total.n = total.n + r[1] -%}
+        {%- set matched.n = matched.n + r[2] -%}
         {%- if r[0] == 'I' -%}{%- do c.update({'new': r[1]}) -%}
         {%- elif r[0] == 'U' -%}{%- do c.update({'changed': r[1]}) -%}
         {%- else -%}{%- do c.update({'closed_or_reopened': r[1]}) -%}
         {%- endif -%}
     {%- endfor -%}
-    {{ return({'rows': total.n, 'counts': c,
+    {{ return({'rows': total.n, 'counts': c, 'matched': matched.n,
                'text': 'new keys ' ~ c.new ~ ', changed versions ' ~ c.changed
                        ~ ', current rows closed or re-opened ' ~ c.closed_or_reopened}) }}
 {% endmacro %}

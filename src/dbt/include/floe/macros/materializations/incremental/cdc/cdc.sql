@@ -1,6 +1,7 @@
 {#
     The `cdc` incremental strategy (docs/decisions/0004-cdc-merge.md): apply a
-    batch of change records to an Iceberg table with ONE `MERGE INTO` per build.
+    batch of change records to an Iceberg table with one MERGE per build (or, split,
+    a MATCHED-only MERGE and an append of the new keys).
 
     Per key, the latest change wins (order: `order_by`, descending). The order must
     be total within a key: two rows of one key equal on every order column fail
@@ -28,6 +29,15 @@
         watermark_column  batch column whose max is recorded after each merge
                           (see cdc_unapplied; default `_load_seq`, increasing in
                           commit order: docs/reliability.md)
+        split             false (default): one MERGE, one snapshot per batch;
+                          true: a MATCHED-only MERGE (broadcast batch) plus an
+                          append of the new keys, two snapshots, faster
+                          (docs/decisions/0016-cdc-merge-pruning.md)
+        key_list_max      batches of at most this many keys (default 1000) also
+                          restrict the target by an IN list of them (one-column
+                          keys); 0 never lists
+        buckets           N: the table is created partitioned by bucket(N, key)
+                          (first key column) on a first build or full refresh
 #}
 
 
@@ -86,7 +96,8 @@
                 {%- endif %}
             {%- endset -%}
             {%- call statement('main') -%}
-                {{ floe_cdc_create_sql(target_relation, initial, cfg.partition_by) }}
+                {{ floe_cdc_create_sql(target_relation, initial, cfg.partition_by,
+                    cfg.buckets, cfg.unique_key[0]) }}
             {%- endcall -%}
             {%- do floe_apply_sort_order(target_relation) -%}
         {%- else -%}
@@ -102,9 +113,7 @@
             {%- do floe_schema_evolve(on_schema_change, payload_view, existing_relation) -%}
             {%- do floe_sync_table_properties(target_relation) -%}
             {%- set target_columns = adapter.get_columns_in_relation(target_relation) -%}
-            {%- call statement('main') -%}
-                {{ floe_cdc_merge_sql(tmp_relation, target_relation, target_columns, payload, cfg) }}
-            {%- endcall -%}
+            {%- do floe_cdc_apply(tmp_relation, target_relation, target_columns, payload, cfg) -%}
             {%- call statement('drop_payload_view') -%}
                 drop view if exists {{ payload_view }}
             {%- endcall -%}
@@ -127,17 +136,73 @@
 
 {#
     The replica's CTAS: dbt-spark's, with the partitioning that may come from
-    the feed declaration (floe_cdc_feed_defaults) rather than the model config.
+    the feed declaration (floe_cdc_feed_defaults) rather than the model config,
+    plus `bucket(buckets, key)` when the model asks for `cdc.buckets`.
 #}
-{% macro floe_cdc_create_sql(relation, sql, partition_by) %}
+{% macro floe_cdc_create_sql(relation, sql, partition_by, buckets=none, key=none) %}
     create table {{ relation }}
     {{ file_format_clause() }}
-    {%- if partition_by %}
-    partitioned by ({{ partition_by | join(', ') }})
+    {%- set partitions = (partition_by or []) | list -%}
+    {%- if buckets %}
+        {%- set partitions = partitions + ['bucket(' ~ buckets ~ ', ' ~ key ~ ')'] -%}
+    {%- endif %}
+    {%- if partitions %}
+    partitioned by ({{ partitions | join(', ') }})
     {%- endif %}
     {{ location_clause() }}
     {{ comment_clause() }}
     {{ floe__tblproperties_clause() }}
     as
     {{ sql }}
+{% endmacro %}
+
+
+{#
+    Apply a non-empty batch to an existing table (docs/decisions/0016-cdc-merge-pruning.md):
+    1. stage the latest change per key once, cached (the window over the batch
+       runs once; a tie, NULL key or unknown op fails here);
+    2. one pass over it: upsert and delete counts, each key column's bounds,
+       and the key list when the batch is small (floe_cdc_key_filter), so the
+       target's scan skips files the batch cannot touch;
+    3. `cdc.split` (default false) and upserts present: a MATCHED-only MERGE
+       (broadcast batch) then an append of the upserts whose key the table does
+       not hold; else the one MERGE with deletes, updates and inserts. Split,
+       the batch commits as two snapshots; the final table is the same.
+#}
+{% macro floe_cdc_apply(source, target_relation, target_columns, payload, cfg) %}
+    {%- set changes = make_temp_relation(this, '__cdc_changes').include(database=false, schema=false) -%}
+    {%- call statement('stage_changes') -%}
+        create or replace temporary view {{ changes }} as
+        {{ floe_cdc_latest_changes(source, payload, cfg) }}
+    {%- endcall -%}
+    {%- call statement('cache_changes') -%}
+        cache table {{ changes }}
+    {%- endcall -%}
+    {%- set stats = floe_cdc_batch_stats(changes, cfg) -%}
+    {%- set listed = none -%}
+    {%- set batch_keys = stats.upserts + stats.deletes -%}
+    {%- if cfg.unique_key | length == 1 and 0 < batch_keys <= cfg.key_list_max -%}
+        {%- set listed = [] -%}
+        {%- for r in run_query('select cast(' ~ cfg.unique_key[0] ~ ' as string) from '
+            ~ changes).rows -%}
+            {%- do listed.append(r[0]) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {%- set key_filter = floe_cdc_key_filter(stats, target_columns, cfg, listed) -%}
+    {%- set split = cfg.split and stats.upserts > 0 -%}
+    {%- call statement('main') -%}
+        {{ floe_cdc_merge_sql(changes, target_relation, target_columns, payload, cfg,
+            key_filter, matched_only=split) }}
+    {%- endcall -%}
+    {%- if split -%}
+        {%- call statement('append_new_keys') -%}
+            {{ floe_cdc_append_sql(changes, target_relation, target_columns, payload, cfg, key_filter) }}
+        {%- endcall -%}
+    {%- endif -%}
+    {%- call statement('drop_changes') -%}
+        uncache table if exists {{ changes }}
+    {%- endcall -%}
+    {%- call statement('drop_changes_view') -%}
+        drop view if exists {{ changes }}
+    {%- endcall -%}
 {% endmacro %}

@@ -32,7 +32,8 @@
     {%- endif -%}
     {%- set cfg = {} -%}
     {%- do cfg.update(presets[preset_name]) -%}
-    {%- do cfg.update({'exclude_columns': [], 'watermark_column': '_load_seq'}) -%}
+    {%- do cfg.update({'exclude_columns': [], 'watermark_column': '_load_seq',
+        'split': false, 'key_list_max': 1000, 'buckets': none}) -%}
     {%- for key, value in options.items() if key != 'preset' -%}
         {%- if key not in cfg -%}
             {{ exceptions.raise_compiler_error(
@@ -41,6 +42,21 @@
         {%- endif -%}
         {%- do cfg.update({key: value}) -%}
     {%- endfor -%}
+    {%- if cfg.buckets is not none and not (cfg.buckets is number and cfg.buckets is not boolean and cfg.buckets > 0) -%}
+        {{ exceptions.raise_compiler_error(
+            "Model " ~ this ~ ": cdc.buckets must be a positive number of buckets, got '"
+            ~ cfg.buckets ~ "'") }}
+    {%- endif -%}
+    {%- if not (cfg.key_list_max is number and cfg.key_list_max is not boolean
+        and cfg.key_list_max >= 0) -%}
+        {{ exceptions.raise_compiler_error(
+            "Model " ~ this ~ ": cdc.key_list_max must be a number >= 0 (0: never list keys), got '"
+            ~ cfg.key_list_max ~ "'") }}
+    {%- endif -%}
+    {%- if cfg.split not in (true, false) -%}
+        {{ exceptions.raise_compiler_error(
+            "Model " ~ this ~ ": cdc.split must be true or false, got '" ~ cfg.split ~ "'") }}
+    {%- endif -%}
     {%- set unique_key = defaults.unique_key -%}
     {%- if not unique_key -%}
         {{ exceptions.raise_compiler_error(
