@@ -275,3 +275,129 @@ def test_infer_type_follows_deequ_precedence():
     assert infer_type({"integral": 0.9, "string": 0.1}) == "String"
     assert infer_type({"boolean": 1.0}) == "Boolean"
     assert infer_type({}) == "Unknown"
+
+
+# Values on either side of the `data_type` shortcuts (canonical integers, true/false
+# spellings) and of the regular expressions that define the kinds.
+KIND_EDGES = [
+    "0", "7", "-12", "123456789012", "9223372036854775807", "-9223372036854775808",
+    "9223372036854775808", "-0", "+5", "007", " 12", "12 ", "\t12", "12\n", "12\u2028",
+    "1.5", "1.", "-.5", "1e5", "1E+5", "3.50", "NaN", "Infinity", "-Infinity",
+    "true", "TRUE", "True", "tRuE", " true", "false ", "FALSE", "yes", "", "  ",
+    "\u0661\u0662", "12a", "a12", "1_000", "0x1F", "1,000", None,
+]  # fmt: skip
+
+
+def _regex_only_kind(value):
+    from floe.quality.analyzers import _FRACTIONAL_RE, _INTEGRAL_RE
+
+    return (
+        F.when(value.isNull(), F.lit(None))
+        .when(value.rlike(_INTEGRAL_RE), F.lit("integral"))
+        .when(value.rlike(_FRACTIONAL_RE), F.lit("fractional"))
+        .when(F.lower(F.trim(value)).isin("true", "false"), F.lit("boolean"))
+        .otherwise(F.lit("string"))
+    )
+
+
+@pytest.mark.parametrize("ansi", ["false", "true"])
+def test_data_type_shortcuts_classify_like_the_regular_expressions(spark, ansi):
+    from floe.quality.analyzers import value_kind
+
+    previous = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", ansi)
+    try:
+        frame = spark.createDataFrame([(v,) for v in KIND_EDGES], "v string")
+        rows = frame.select(
+            "v", value_kind(frame, "v").alias("got"), _regex_only_kind(frame["v"]).alias("want")
+        ).collect()
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", previous)
+    assert [(r.v, r.got) for r in rows] == [(r.v, r.want) for r in rows]
+    kinds = {r.v: r.got for r in rows}
+    assert (kinds["-12"], kinds["+5"], kinds["12\u2028"], kinds["1.5"]) == (
+        "integral",
+        "integral",
+        "integral",  # Java's `$` matches before a final line terminator
+        "fractional",
+    )
+    assert (kinds["True"], kinds[" true"], kinds["NaN"], kinds["\u0661\u0662"]) == (
+        "boolean",
+        "boolean",
+        "string",
+        "string",
+    )
+
+
+def _aggregates(physical: str) -> list[tuple[str, str]]:
+    return re.findall(r"([*]\(\d+\) )?(\w*HashAggregate)", physical)
+
+
+def test_bench_mix_plans_a_code_generated_scan_and_a_narrow_sketch_aggregation(spark, lakehouse):
+    """The plan bench/bench_dq.py's figures rely on: the scan analyzers (regexes, data
+    types, filters, compliance) in ONE aggregation fused with the table scan by
+    whole-stage code generation, the sketches in a second one reading only their columns."""
+    from floe.quality.checks import parse_checks
+
+    spark.sql(
+        "CREATE TABLE dq.plan_probe (id bigint, customer_id bigint, amount double, "
+        "quantity int, country string, status string, email string, code string) USING iceberg"
+    )
+    spark.sql(
+        "INSERT INTO dq.plan_probe VALUES (1, 1, 2.5, 3, 'US', 'new', 'u1@x.io', '12'), "
+        "(2, 1, NULL, 0, 'DE', 'paid', NULL, 'x')"
+    )
+    table = spark.table("dq.plan_probe")
+    checks = parse_checks(
+        [
+            "size > 0",
+            "is_complete(id)",
+            "is_contained_in(country, ['US', 'DE'])",
+            "0 <= mean(amount) <= 1000",
+            "standard_deviation(amount) < 1000",
+            "sum(quantity) > 0",
+            r"has_pattern(email, '^u[0-9]+@x[.]io$')",
+            "max_length(email) <= 64",
+            "has_data_type(code, integral)",
+            "compliance('quantity * amount >= 0') == 1",
+            {"check": "completeness(status) >= 0.99", "where": "country = 'US'"},
+            "approx_count_distinct(customer_id) >= 1",
+            "0 <= approx_quantile(amount, 0.5) <= 1000",
+        ]
+    )
+    the_plan = plan([c.analyzer for c in checks])
+    assert len(the_plan.scan) == 11 and len(the_plan.sketch) == 2
+
+    frame, _ = scan_frame(table, the_plan.scan)
+    frame.collect()
+    physical = frame._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
+    assert physical.count("BatchScan") == 1, physical
+    assert _aggregates(physical) == [("*(2) ", "HashAggregate"), ("*(1) ", "HashAggregate")], (
+        physical
+    )
+    # The scan (columnar batches) feeds the code-generated partial aggregate directly.
+    assert re.search(r"\*\(1\) HashAggregate[^\n]*\n\s*\+- \*\(1\) ColumnarToRow", physical), (
+        physical
+    )
+
+    sketches, _ = scan_frame(table, the_plan.sketch)
+    sketches.collect()
+    physical = sketches._jdf.queryExecution().executedPlan().toString()
+    physical = physical.split("== Initial Plan ==")[0]
+    scans = re.findall(r"BatchScan \S+\[([^\]]*)\]", physical)
+    assert len(scans) == 1 and sorted(re.sub(r"#\d+L?", "", c) for c in scans[0].split(", ")) == [
+        "amount",
+        "customer_id",
+    ], physical
+
+
+def test_data_types_of_one_column_share_one_classification_per_row(df):
+    """A profile asks all four kinds of a column: the regular expressions run once per row
+    (in a projection under the aggregate), not once per kind."""
+    kinds = [
+        DataType(("code",), value_kind=k) for k in ("integral", "fractional", "boolean", "string")
+    ]
+    frame, _ = scan_frame(df, kinds)
+    physical = frame._jdf.queryExecution().executedPlan().toString()
+    assert physical.count("RLIKE") == 2, physical  # the integral and the fractional pattern
+    assert [m.value for m in compute_metrics(df, kinds)] == pytest.approx([0.25] * 4)
