@@ -3,7 +3,8 @@
 Two Iceberg tables in the `dq` schema, created on first use:
 
 - `dq.metrics` — run_id, model, table_name, snapshot_id (the Iceberg snapshot the metric
-  was computed on; NULL for views), analyzer, columns (comma-joined), argument (the
+  was computed on; for a view, a negative fingerprint of its plan and of the snapshots
+  of the tables it reads, see :func:`current_snapshot_id`), analyzer, columns (comma-joined), argument (the
   analyzer's non-column parameter, e.g. a regex or quantile), filter, value, computed_at.
 - `dq.check_results` — one row per check per run, with expected / actual / status.
 
@@ -14,6 +15,8 @@ columns, argument, filter), oldest first.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -45,13 +48,94 @@ def history_key(analyzer: Analyzer) -> HistoryKey:
     return (analyzer.name, ",".join(analyzer.columns), analyzer.argument, analyzer.where)
 
 
+# Functions whose value changes between two reads of the same snapshots: a view that
+# calls one has no fingerprint (its checks always compute).
+_VOLATILE_CALL = re.compile(
+    r"\b(current_date|current_timestamp|current_timezone|localtimestamp|now|rand|randn|random"
+    r"|uuid|shuffle|current_user|session_user|user|monotonically_increasing_id"
+    r"|input_file_name|spark_partition_id)\(",
+    re.IGNORECASE,
+)
+_INTERNAL_LEAVES = {"CTERelationRef", "OneRowRelation", "LocalRelation"}
+
+
 def current_snapshot_id(spark: SparkSession, table: str) -> int | None:
-    """The snapshot a read of `table` sees now; None for views and non-Iceberg relations."""
+    """What a read of `table` sees now, as a number that is equal only for the same data.
+
+    A table: its current Iceberg snapshot id (None while it has none). A view: a
+    negative 63-bit fingerprint of its analyzed plan (expression and CTE ids
+    normalized) and of the uuid and current snapshot of every Iceberg table it reads;
+    None when it reads anything else or calls a function whose value changes between
+    reads (``now()``, ``rand()``...). Read from the plan Spark analyzes anyway — no
+    query of the snapshot metadata tables.
+    """
     try:
-        rows = spark.sql(f"select snapshot_id from {table}.refs where name = 'main'").collect()
-    except Exception:  # views, temp views, files: no snapshot to pin the metric to
+        plan = spark.table(table)._jdf.queryExecution().analyzed()
+    except Exception:  # not a relation Spark can resolve: nothing to pin the metric to
         return None
-    return int(rows[0][0]) if rows else None
+    inputs: list[tuple[str, str, int | None]] = []
+    leaves = plan.collectLeaves().iterator()
+    while leaves.hasNext():
+        leaf = leaves.next()
+        kind = leaf.getClass().getSimpleName()
+        if kind in _INTERNAL_LEAVES:
+            continue
+        if kind != "DataSourceV2Relation":
+            return None
+        try:
+            iceberg = leaf.table().table()  # Iceberg's SparkTable -> org.apache.iceberg.Table
+            snapshot = iceberg.currentSnapshot()
+            inputs.append(
+                (
+                    str(iceberg.name()),
+                    str(iceberg.uuid().toString()),
+                    int(snapshot.snapshotId()) if snapshot is not None else None,
+                )
+            )
+        except Exception:  # a V2 table that is not Iceberg's
+            return None
+    child = plan.child() if plan.getClass().getSimpleName() == "SubqueryAlias" else plan
+    if child.getClass().getSimpleName() == "DataSourceV2Relation":
+        return inputs[0][2]
+    text = plan.toString()
+    if _VOLATILE_CALL.search(text):
+        return None
+    ids: dict[str, str] = {}
+    text = re.sub(r"#\d+L?", "#", text)
+    text = re.sub(
+        r"CTERelation(Def|Ref) (\d+)",
+        lambda m: f"CTERelation{m[1]} {ids.setdefault(m[2], str(len(ids)))}",
+        text,
+    )
+    digest = hashlib.sha256(f"{text}\n{sorted(inputs, key=repr)!r}".encode()).digest()
+    return -(int.from_bytes(digest[:8], "big") >> 1) - 1
+
+
+@dataclass(frozen=True)
+class ModelMetrics:
+    """A model's recorded metrics: (computed_at, run_id, snapshot_id, key, value), oldest first.
+
+    One read serves both questions a check run asks: the latest run (was the data the
+    same?) and the history (anomaly checks).
+    """
+
+    rows: list[tuple[Any, str, int | None, HistoryKey, Any]]
+
+    def latest(self) -> tuple[int | None, dict[HistoryKey, Any]]:
+        """(snapshot id, {metric: value}) of the latest run (the one computed last)."""
+        if not self.rows:
+            return None, {}
+        last_run = self.rows[-1][1]
+        mine = [r for r in self.rows if r[1] == last_run]
+        return mine[0][2], {key: value for _, _, _, key, value in mine}
+
+    def history(self, exclude_run: str | None = None) -> dict[HistoryKey, list]:
+        """All values per metric, oldest first, without run ``exclude_run``."""
+        out: dict[HistoryKey, list] = {}
+        for _, run_id, _, key, value in self.rows:
+            if run_id != exclude_run:
+                out.setdefault(key, []).append(value)
+        return out
 
 
 @dataclass
@@ -74,33 +158,37 @@ class MetricsRepository:
             )
         self._ensured = True
 
-    def history(self, model: str, *, exclude_run: str | None = None) -> dict[HistoryKey, list]:
-        """All earlier values per metric of `model`, oldest first."""
+    def model_metrics(self, model: str) -> ModelMetrics:
+        """Every recorded metric of `model`, in one read (a filter, no sort or window)."""
         self.ensure_tables()
         rows = self.spark.sql(
-            f"select analyzer, columns, argument, filter, value from {self.metrics_table} "
-            "where model = :model and run_id <> :run order by computed_at, run_id",
-            args={"model": model, "run": exclude_run or ""},
+            "select run_id, computed_at, snapshot_id, analyzer, columns, argument, filter, value "
+            f"from {self.metrics_table} where model = :model",
+            args={"model": model},
         ).collect()
-        out: dict[HistoryKey, list] = {}
-        for r in rows:
-            key = (r.analyzer, r.columns or "", r.argument, r.filter)
-            out.setdefault(key, []).append(r.value)
-        return out
+        return ModelMetrics(
+            sorted(
+                (
+                    (
+                        r.computed_at,
+                        r.run_id,
+                        r.snapshot_id,
+                        (r.analyzer, r.columns or "", r.argument, r.filter),
+                        r.value,
+                    )
+                    for r in rows
+                ),
+                key=lambda row: (row[0], row[1]),
+            )
+        )
+
+    def history(self, model: str, *, exclude_run: str | None = None) -> dict[HistoryKey, list]:
+        """All earlier values per metric of `model`, oldest first."""
+        return self.model_metrics(model).history(exclude_run)
 
     def latest_values(self, model: str) -> tuple[int | None, dict[HistoryKey, Any]]:
         """(snapshot id, {metric: value}) of the latest recorded run of `model`."""
-        self.ensure_tables()
-        # One read of the model's rows; the window picks the latest run (was a join of
-        # two reads: three Spark jobs per check run, for a few hundred rows).
-        rows = self.spark.sql(
-            "select snapshot_id, analyzer, columns, argument, filter, value from ("
-            "select *, max_by(run_id, computed_at) over () as last_run "
-            f"from {self.metrics_table} where model = :model) where run_id = last_run",
-            args={"model": model},
-        ).collect()
-        values = {(r.analyzer, r.columns or "", r.argument, r.filter): r.value for r in rows}
-        return (rows[0].snapshot_id if rows else None), values
+        return self.model_metrics(model).latest()
 
     def save_metrics(
         self,
