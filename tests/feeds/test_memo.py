@@ -84,9 +84,10 @@ def test_nothing_new_comes_from_the_memo_until_anything_changes(spark, tmp_path,
     ).collect()
     assert build() == [] and len(full_path_reads) == reads + 2
 
-    # a file touched after it was ingested: full path (which checks and reports it)
+    # a file touched after it was ingested: full path (which checks and reports it). Its
+    # time moves back, not forward: a time in the future would make it wait to settle.
     stat = first.stat()
-    os.utime(first, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    os.utime(first, ns=(stat.st_atime_ns, stat.st_mtime_ns - 5_000_000_000))
     assert build() == [] and len(full_path_reads) == reads + 3
 
     # the raw table lost and created again, empty: full path, which reads every file again
