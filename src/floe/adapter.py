@@ -226,6 +226,15 @@ class FloeAdapter(SparkAdapter):
         return run_operation(operation, args, graph)
 
     @available
+    def floe_create_table_if_missing(self, table: str, ddl: str) -> str:
+        """Run a macro's ``create table if not exists`` safely against a racing creator."""
+        from floe.runtime import get_spark
+        from floe.runtime.spark import create_table_if_missing
+
+        create_table_if_missing(get_spark(), table, ddl)
+        return ""
+
+    @available
     def floe_reconcile_feeds(self, nodes: list[dict]) -> str:
         """Post-hook of raw feed models: every landed file's records add up (floe.feeds)."""
         from floe.feeds import FeedError

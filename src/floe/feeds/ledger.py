@@ -173,10 +173,12 @@ def ensure_tables(spark: SparkSession) -> None:
     for name, typ in LANDED_FILES_COLUMNS:
         if name not in have:
             spark.sql(f"alter table {LANDED_FILES} add column {name} {typ}")
-    spark.sql(
+    create_table_if_missing(
+        spark,
+        LANDED_FILE_CHANGES,
         f"create table if not exists {LANDED_FILE_CHANGES} "
         f"({_ddl(LANDED_FILE_CHANGES_COLUMNS)}) "
-        "using iceberg tblproperties ('format-version' = '2')"
+        "using iceberg tblproperties ('format-version' = '2')",
     )
     if uri:
         _ENSURED.add(uri)

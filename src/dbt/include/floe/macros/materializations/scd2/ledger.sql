@@ -8,8 +8,11 @@
 {% endmacro %}
 
 
+{#- Through the adapter: two scd2 models building at once (dbt threads) race to
+    create it, which Iceberg's JDBC catalog on PostgreSQL reports as a failure
+    (floe.runtime.spark.create_table_if_missing). -#}
 {% macro floe_scd2_ensure_ledger(ledger) %}
-    {%- call statement('ensure_ledger') -%}
+    {%- set ddl -%}
         create table if not exists {{ ledger }} (
             model string,
             load_date string,
@@ -17,7 +20,8 @@
             snapshot_id bigint,
             applied_at timestamp
         ) using iceberg tblproperties ('format-version' = '2')
-    {%- endcall -%}
+    {%- endset -%}
+    {%- do adapter.floe_create_table_if_missing(ledger | string, ddl) -%}
 {% endmacro %}
 
 
