@@ -26,7 +26,7 @@ from floe.quality.checks import CheckResult
 from floe.runtime.spark import create_table_if_missing
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 METRICS_TABLE = "dq.metrics"
 RESULTS_TABLE = "dq.check_results"
@@ -70,9 +70,15 @@ def current_snapshot_id(spark: SparkSession, table: str) -> int | None:
     query of the snapshot metadata tables.
     """
     try:
-        plan = spark.table(table)._jdf.queryExecution().analyzed()
+        frame = spark.table(table)
     except Exception:  # not a relation Spark can resolve: nothing to pin the metric to
         return None
+    return snapshot_of(frame)
+
+
+def snapshot_of(frame: DataFrame) -> int | None:
+    """:func:`current_snapshot_id` of the relation ``frame`` reads (its analyzed plan)."""
+    plan = frame._jdf.queryExecution().analyzed()
     inputs: list[tuple[str, str, int | None]] = []
     leaves = plan.collectLeaves().iterator()
     while leaves.hasNext():
@@ -181,14 +187,6 @@ class MetricsRepository:
                 key=lambda row: (row[0], row[1]),
             )
         )
-
-    def history(self, model: str, *, exclude_run: str | None = None) -> dict[HistoryKey, list]:
-        """All earlier values per metric of `model`, oldest first."""
-        return self.model_metrics(model).history(exclude_run)
-
-    def latest_values(self, model: str) -> tuple[int | None, dict[HistoryKey, Any]]:
-        """(snapshot id, {metric: value}) of the latest recorded run of `model`."""
-        return self.model_metrics(model).latest()
 
     def save_metrics(
         self,

@@ -16,8 +16,8 @@ from floe.quality.checks import Check, CheckResult, evaluate, parse_checks
 from floe.quality.repository import (
     HistoryKey,
     MetricsRepository,
-    current_snapshot_id,
     history_key,
+    snapshot_of,
 )
 
 if TYPE_CHECKING:
@@ -59,7 +59,8 @@ def verify(
     model = model or table.split(".")[-1].strip("`")
     run_id = run_id or uuid.uuid4().hex
     frame = df if df is not None else spark.table(table)
-    snapshot = current_snapshot_id(spark, table) if df is None else None
+    # The plan the metrics read also pins what they read (one analysis, not two).
+    snapshot = snapshot_of(frame) if df is None else None
     repo = repository or (MetricsRepository(spark) if store else None)
     analyzers = [c.analyzer for c in parsed]
     needs_history = any(c.anomaly is not None for c in parsed)
