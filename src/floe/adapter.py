@@ -235,6 +235,24 @@ class FloeAdapter(SparkAdapter):
         return ""
 
     @available
+    def floe_freeze_view(self, view: str, name: str) -> str:
+        """Compute a temporary view once into temporary view `name` (floe.runtime.spark)."""
+        from floe.runtime import get_spark
+        from floe.runtime.spark import freeze_view
+
+        freeze_view(get_spark(), str(view), str(name))
+        return ""
+
+    @available
+    def floe_release_view(self, name: str) -> str:
+        """Drop a view made by floe_freeze_view and free its rows."""
+        from floe.runtime import get_spark
+        from floe.runtime.spark import release_view
+
+        release_view(get_spark(), str(name))
+        return ""
+
+    @available
     def floe_reconcile_feeds(self, nodes: list[dict]) -> str:
         """Post-hook of raw feed models: every landed file's records add up (floe.feeds)."""
         from floe.feeds import FeedError

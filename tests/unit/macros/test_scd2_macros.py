@@ -134,14 +134,19 @@ def test_versions_tag_each_event_against_the_state_before_it(render, cfg):
         "date_sub(element_at(array(date'2022-07-01', date'2022-07-02', date'2022-07-03'),"
         " v._scd2_end_load), 1)" in sql
     )
-    # current rows to close, then new versions numbered after the largest key, by load then key
-    assert "from ended where _scd2_load = 0 and _scd2_end_load is not null union all" in sql
+    # one pass over `ended`: current rows to close, and new versions numbered after the
+    # largest key, by load then key
+    assert "case when e._scd2_load = 0 then 'match' else 'insert' end as _scd2_row" in sql
     assert "select coalesce(max(customer_sk), 0) as max_sk from marts.dim)" in sql
     assert (
-        "cast(m.max_sk + row_number() over (order by e._scd2_load, e.customer_id) as bigint)"
-        " as _scd2_sk" in sql
+        "case when e._scd2_load > 0 then cast(m.max_sk + row_number() over (partition by"
+        " e._scd2_load = 0 order by e._scd2_load, e.customer_id) as bigint) end as _scd2_sk" in sql
     )
-    assert "where e._scd2_op in ('I', 'U')" in sql
+    assert sql.endswith(
+        "from ended as e cross join max_sk as m where e._scd2_op in ('I', 'U')"
+        " or e._scd2_load = 0 and e._scd2_end_load is not null"
+    )
+    assert sql.count("from ended") == 1
 
 
 def test_two_rows_for_a_key_in_one_load_fail_naming_key_and_load(render, cfg):
@@ -177,7 +182,7 @@ def test_reapplying_a_load_rolls_back_its_earlier_application(render, cfg):
         " date'2022-07-03' or rec_exp_dt = date_sub(date'2022-07-03', 1))" in sql
     )
     # every row from before is matched (re-opened where the earlier application closed it)
-    assert "from ended where _scd2_load = 0 union all" in sql
+    assert "where e._scd2_op in ('I', 'U') or e._scd2_load = 0 union all" in sql
     # keys the earlier application inserted and nothing mentions now are rolled back too
     assert "from footprint as f left anti join base as b on f.customer_id = b.customer_id" in sql
     # surrogate keys continue from before the earlier application
@@ -237,24 +242,28 @@ def test_merge_reapplying_a_load_replaces_its_rows_and_reopens_what_it_closed(re
     )
 
 
-def test_counts_of_the_staged_versions_decide_whether_to_merge(render):
-    render.answer(
-        "select _scd2_op, count(*), count_if(_scd2_row = 'match') from v",
-        [("I", 2, 0), ("U", 3, 0), ("X", 4, 4)],
-    )
-    counts = render.call("floe_scd2_counts", "v")
+def test_counts_and_key_bounds_of_the_staged_versions_are_one_query(render, cfg):
+    render.answer("select count(*), count_if(_scd2_op = 'I')", [(9, 2, 3, 4, "3", "70")])
+    counts = render.call("floe_scd2_counts", "v", cfg)
     assert counts["rows"] == 9
     assert counts["counts"] == {"new": 2, "changed": 3, "closed_or_reopened": 4}
     assert counts["matched"] == 4  # the rows the MERGE matches: its key filter's input
-    assert render.call("floe_scd2_counts", "empty")["rows"] == 0
+    assert counts["bounds"] == {"customer_id": ("3", "70")}
+    sql = normalize(render.queries[-1])
+    assert "min(case when _scd2_row = 'match' then customer_id end)" in sql
+    assert len(render.queries) == 1
+    render.query_results.clear()
+    render.answer("select count(*), count_if(_scd2_op = 'I')", [(0, 0, 0, 0, None, None)])
+    assert render.call("floe_scd2_counts", "empty", cfg)["rows"] == 0
 
 
 def test_the_merge_reads_only_the_keys_whose_current_row_changes(render, cfg):
-    assert render.call("floe_scd2_key_filter", "v", cfg, 0) == ""
-    render.answer("select cast(min(customer_id)", [("3", "70")])
+    none_matched = {"matched": 0, "bounds": {"customer_id": (None, None)}}
+    assert render.call("floe_scd2_key_filter", "v", cfg, none_matched) == ""
     render.answer("select distinct cast(customer_id", [("3",), ("70",)], ["k"])
     render.adapter.columns["v"] = [Column("customer_id", "bigint")]
-    key_filter = render.call("floe_scd2_key_filter", "v", cfg, 2)
+    counts = {"matched": 2, "bounds": {"customer_id": ("3", "70")}}
+    key_filter = render.call("floe_scd2_key_filter", "v", cfg, counts)
     assert key_filter == (
         "t.customer_id between cast('3' as bigint) and cast('70' as bigint)"
         " and t.customer_id in (cast('3' as bigint), cast('70' as bigint))"

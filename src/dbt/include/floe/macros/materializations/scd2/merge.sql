@@ -43,33 +43,21 @@
 
 {#
     A predicate on the table's key columns (alias t) that every row the MERGE
-    matches satisfies: the bounds of the keys of the 'match' rows, and their
-    list when there are at most 1000 of them and the key is one column
-    (floe_cdc_key_filter). Empty when no current row changes.
+    matches satisfies: the bounds of the keys of the 'match' rows (from
+    floe_scd2_counts), and their list when there are at most 1000 of them and
+    the key is one column (floe_cdc_key_filter). Empty when no current row
+    changes.
 #}
-{% macro floe_scd2_key_filter(versions, cfg, matched) %}
-    {%- if matched == 0 -%}{{ return('') }}{%- endif -%}
-    {%- set sql -%}
-        select
-        {%- for k in cfg.key_cols %}
-            cast(min({{ k }}) as string), cast(max({{ k }}) as string){{ ',' if not loop.last }}
-        {%- endfor %}
-        from {{ versions }}
-        where _scd2_row = 'match'
-    {%- endset -%}
-    {%- set row = run_query(sql).rows[0] -%}
-    {%- set bounds = {} -%}
-    {%- for k in cfg.key_cols -%}
-        {%- do bounds.update({k | lower: (row[2 * loop.index0], row[2 * loop.index0 + 1])}) -%}
-    {%- endfor -%}
+{% macro floe_scd2_key_filter(versions, cfg, counts) %}
+    {%- if counts.matched == 0 -%}{{ return('') }}{%- endif -%}
     {%- set listed = none -%}
-    {%- if cfg.key_cols | length == 1 and matched <= 1000 -%}
+    {%- if cfg.key_cols | length == 1 and counts.matched <= 1000 -%}
         {%- set listed = [] -%}
         {%- for r in run_query('select distinct cast(' ~ cfg.key_cols[0] ~ ' as string) from '
             ~ versions ~ " where _scd2_row = 'match'").rows -%}
             {%- do listed.append(r[0]) -%}
         {%- endfor -%}
     {%- endif -%}
-    {{ return(floe_cdc_key_filter({'bounds': bounds}, adapter.get_columns_in_relation(versions),
+    {{ return(floe_cdc_key_filter({'bounds': counts.bounds}, adapter.get_columns_in_relation(versions),
         {'unique_key': cfg.key_cols}, listed, alias='t')) }}
 {% endmacro %}

@@ -115,21 +115,19 @@
             {%- endcall -%}
             {%- set summary = 'table created' -%}
         {%- else -%}
-            {#- Computed once: the counts and the MERGE read the cached rows. -#}
-            {%- call statement('cache_versions') -%}
-                cache lazy table {{ versions }}
-            {%- endcall -%}
-            {%- set counts = floe_scd2_counts(versions) -%}
+            {#- Computed once: the counts and the MERGE read the frozen rows (a
+                cached view that reads the target is recomputed by the MERGE). -#}
+            {%- set frozen = make_temp_relation(this, '__scd2_frozen').include(database=false, schema=false) -%}
+            {%- do adapter.floe_freeze_view(versions | string, frozen | string) -%}
+            {%- set counts = floe_scd2_counts(frozen, cfg) -%}
             {%- if counts.rows > 0 -%}
-                {%- set key_filter = floe_scd2_key_filter(versions, cfg, counts.matched) -%}
+                {%- set key_filter = floe_scd2_key_filter(frozen, cfg, counts) -%}
                 {%- call statement('merge') -%}
-                    {{ floe_scd2_merge_sql(target_relation, versions, columns, cfg, plan, reapply,
+                    {{ floe_scd2_merge_sql(target_relation, frozen, columns, cfg, plan, reapply,
                         key_filter) }}
                 {%- endcall -%}
             {%- endif -%}
-            {%- call statement('uncache_versions') -%}
-                uncache table if exists {{ versions }}
-            {%- endcall -%}
+            {%- do adapter.floe_release_view(frozen | string) -%}
             {%- set summary = counts.text -%}
         {%- endif -%}
         {%- call statement('drop_views') -%}
@@ -156,25 +154,32 @@
 
 
 {#
-    What the staged versions will do, counted on the cached rows: new keys,
-    changed keys, current rows whose valid_to changes; `rows` 0 means the MERGE
-    has nothing to do and is skipped (no empty snapshot); `matched`: the rows
-    the MERGE matches in the table (floe_scd2_key_filter).
+    What the staged versions will do, counted in one pass over the frozen rows:
+    new keys, changed versions, current rows whose valid_to changes; `rows` 0
+    means the MERGE has nothing to do and is skipped (no empty snapshot);
+    `matched`: the rows the MERGE matches in the table, and `bounds`: each key
+    column's min and max over them, as strings (floe_scd2_key_filter).
 #}
-{% macro floe_scd2_counts(versions) %}
-    {%- set c = {'new': 0, 'changed': 0, 'closed_or_reopened': 0} -%}
-    {%- set total = namespace(n=0) -%}
-    {%- set matched = namespace(n=0) -%}
-    {%- for r in run_query("select _scd2_op, count(*), count_if(_scd2_row = 'match') from "
-        ~ versions ~ " group by 1") -%}
-        {%- set total.n = total.n + r[1] -%}
-        {%- set matched.n = matched.n + r[2] -%}
-        {%- if r[0] == 'I' -%}{%- do c.update({'new': r[1]}) -%}
-        {%- elif r[0] == 'U' -%}{%- do c.update({'changed': r[1]}) -%}
-        {%- else -%}{%- do c.update({'closed_or_reopened': r[1]}) -%}
-        {%- endif -%}
+{% macro floe_scd2_counts(versions, cfg) %}
+    {%- set sql -%}
+        select
+            count(*),
+            count_if(_scd2_op = 'I'),
+            count_if(_scd2_op = 'U'),
+            count_if(_scd2_row = 'match')
+        {%- for k in cfg.key_cols %},
+            cast(min(case when _scd2_row = 'match' then {{ k }} end) as string),
+            cast(max(case when _scd2_row = 'match' then {{ k }} end) as string)
+        {%- endfor %}
+        from {{ versions }}
+    {%- endset -%}
+    {%- set r = run_query(sql).rows[0] -%}
+    {%- set c = {'new': r[1], 'changed': r[2], 'closed_or_reopened': r[3]} -%}
+    {%- set bounds = {} -%}
+    {%- for k in cfg.key_cols -%}
+        {%- do bounds.update({k | lower: (r[4 + 2 * loop.index0], r[5 + 2 * loop.index0])}) -%}
     {%- endfor -%}
-    {{ return({'rows': total.n, 'counts': c, 'matched': matched.n,
+    {{ return({'rows': r[0], 'counts': c, 'matched': r[3], 'bounds': bounds,
                'text': 'new keys ' ~ c.new ~ ', changed versions ' ~ c.changed
                        ~ ', current rows closed or re-opened ' ~ c.closed_or_reopened}) }}
 {% endmacro %}

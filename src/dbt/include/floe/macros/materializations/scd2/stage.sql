@@ -194,22 +194,42 @@
             end as _scd2_valid_to
         from versioned as v
     )
-    {%- if target is not none %}
+    {#- One pass over `ended` gives both kinds of rows (two selects from it
+        would compute every window above twice: Spark inlines the CTE). -#}
+    {%- set keys_e = [] -%}
+    {%- for k in cfg.key_cols %}{%- do keys_e.append('e.' ~ k) -%}{%- endfor %}
     select
-        'match' as _scd2_row,
-        'X' as _scd2_op,
-        {{ keys }},
-        {%- for a in columns.attrs %}
-        null as {{ a }},
+        {%- if target is not none %}
+        case when e._scd2_load = 0 then 'match' else 'insert' end as _scd2_row,
+        case when e._scd2_load = 0 then 'X' else e._scd2_op end as _scd2_op,
+        {%- else %}
+        'insert' as _scd2_row,
+        e._scd2_op,
+        {%- endif %}
+        {%- for k in cfg.key_cols %}
+        e.{{ k }},
         {%- endfor %}
-        cast(null as bigint) as _scd2_sk,
-        cast(null as date) as _scd2_valid_from,
-        _scd2_valid_to
-    from ended
-    where _scd2_load = 0
-    {%- if not reapply %}
-        and _scd2_end_load is not null
-    {%- endif %}
+        {%- for a in columns.attrs %}
+        e.{{ a }},
+        {%- endfor %}
+        {%- if target is not none %}
+        case when e._scd2_load > 0 then cast(m.max_sk + row_number() over (
+            partition by e._scd2_load = 0 order by e._scd2_load, {{ keys_e | join(', ') }}
+        ) as bigint) end as _scd2_sk,
+        case when e._scd2_load > 0
+            then element_at(array({{ effs | join(', ') }}), e._scd2_load) end as _scd2_valid_from,
+        {%- else %}
+        cast(row_number() over (
+            order by e._scd2_load, {{ keys_e | join(', ') }}
+        ) as bigint) as _scd2_sk,
+        element_at(array({{ effs | join(', ') }}), e._scd2_load) as _scd2_valid_from,
+        {%- endif %}
+        e._scd2_valid_to
+    from ended as e
+    {%- if target is not none %}
+    cross join max_sk as m
+    where e._scd2_op in ('I', 'U')
+        or e._scd2_load = 0 {{- ' and e._scd2_end_load is not null' if not reapply }}
     {%- if reapply %}
     union all
     {# keys the earlier application inserted that have no row from before it #}
@@ -228,27 +248,9 @@
     from footprint as f
     left anti join base as b on {{ floe_scd2_key_join('f', 'b', cfg.key_cols) }}
     {%- endif %}
-    union all
-    {%- endif %}
-    select
-        'insert' as _scd2_row,
-        e._scd2_op,
-        {%- for k in cfg.key_cols %}
-        e.{{ k }},
-        {%- endfor %}
-        {%- for a in columns.attrs %}
-        e.{{ a }},
-        {%- endfor %}
-        cast({{ 'm.max_sk + ' if target is not none }}row_number() over (
-            order by e._scd2_load, {% for k in cfg.key_cols %}e.{{ k }}{{ ', ' if not loop.last }}{% endfor %}
-        ) as bigint) as _scd2_sk,
-        element_at(array({{ effs | join(', ') }}), e._scd2_load) as _scd2_valid_from,
-        e._scd2_valid_to
-    from ended as e
-    {%- if target is not none %}
-    cross join max_sk as m
-    {%- endif %}
+    {%- else %}
     where e._scd2_op in ('I', 'U')
+    {%- endif %}
 {% endmacro %}
 
 

@@ -1,0 +1,45 @@
+"""freeze_view: a view computed once, whose rows a MERGE into its own input reads as they were."""
+
+from __future__ import annotations
+
+import pytest
+
+from floe.runtime.spark import freeze_view, release_view
+
+
+def test_a_frozen_view_keeps_its_rows_while_its_table_changes(spark, lakehouse):
+    spark.sql("create table marts.frozen_t (k bigint, v string) using iceberg")
+    spark.sql("insert into marts.frozen_t values (1, 'a'), (2, 'b')")
+    spark.sql(
+        "create or replace temporary view frozen_src as"
+        " select k, upper(v) as v from marts.frozen_t where k = 1"
+    )
+    freeze_view(spark, "frozen_src", "frozen_rows")
+    try:
+        # The MERGE's source reads the target: its rows are those computed before it.
+        spark.sql(
+            "merge into marts.frozen_t t using frozen_rows s on t.k = s.k"
+            " when matched then update set t.v = s.v"
+            " when not matched then insert (k, v) values (s.k, s.v)"
+        )
+        spark.sql("insert into marts.frozen_t values (1, 'c')")
+        assert sorted(spark.table("frozen_rows").collect()) == [(1, "A")]
+        assert sorted(spark.table("frozen_src").collect()) == [(1, "A"), (1, "C")]
+        assert sorted(spark.table("marts.frozen_t").collect()) == [(1, "A"), (1, "c"), (2, "b")]
+        # The MERGE read the frozen rows, not a re-run of the view over the target.
+        plan = spark.sql(
+            "explain merge into marts.frozen_t t using frozen_rows s on t.k = s.k"
+            " when matched then update set t.v = s.v"
+        ).collect()[0][0]
+        assert "ExistingRDD" in plan
+        assert "upper(" not in plan
+    finally:
+        release_view(spark, "frozen_rows")
+    assert not spark.catalog.tableExists("frozen_rows")
+    release_view(spark, "frozen_rows")  # twice: nothing left to free, no error
+
+
+@pytest.mark.parametrize("name", ["x; drop table t", "1abc", "a.b", ""])
+def test_only_plain_view_names_are_accepted(spark, name):
+    with pytest.raises(ValueError, match="not a temporary view name"):
+        freeze_view(spark, "frozen_src", name)
