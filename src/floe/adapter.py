@@ -253,6 +253,25 @@ class FloeAdapter(SparkAdapter):
         return ""
 
     @available
+    def floe_settled(self, kind: str, name: str, relations: list, salt: str = "") -> bool:
+        """Did this step's last run leave nothing to do, its inputs unchanged since?"""
+        from floe.runtime import Settings, get_spark
+        from floe.runtime.settled import is_settled
+
+        return is_settled(
+            get_spark(), Settings.from_env(), kind, name, [str(r) for r in relations], salt
+        )
+
+    @available
+    def floe_remember_settled(self, kind: str, name: str, relations: list, salt: str = "") -> str:
+        """Record that this step has nothing left to do as of its inputs now."""
+        from floe.runtime import Settings, get_spark
+        from floe.runtime.settled import remember
+
+        remember(get_spark(), Settings.from_env(), kind, name, [str(r) for r in relations], salt)
+        return ""
+
+    @available
     def floe_reconcile_feeds(self, nodes: list[dict]) -> str:
         """Post-hook of raw feed models: every landed file's records add up (floe.feeds)."""
         from floe.feeds import FeedError

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from floe.generator import GenerateOptions, generate
+from floe.runtime.settled import is_settled
 from tests.models.scd2_oracle import SENTINEL, expected_dim
 
 pytestmark = pytest.mark.integration
@@ -24,6 +25,8 @@ LEDGER = "audit.floe_scd2_ledger"
 SELECT = "+dim_customer"
 MASTER = ["customer_id", "first_name", "last_name", "employer_name", "row_audit_ts"]
 ADDRESS = ["customer_id", "email_id", "city", "country", "row_audit_ts"]
+# The scd2 memo of dim_customer: its loads model, the ledger, the table; no run_date.
+SETTLED = ("scd2", DIM, ["intermediate.int_customers__loads", LEDGER, DIM], "run_date=")
 
 
 def land(landing: Path, day: str, kind: str, master, address, part: str = "part-00000") -> None:
@@ -166,11 +169,14 @@ def test_scd2_history_edge_cases(spark, lakehouse, dbt):
     dbt(["build", "-s", SELECT])
     assert snapshot_id(spark) == before
     assert dim_rows(spark) == rows
+    # ... and it was answered from the inputs' fingerprints (docs/scd2.md, "Nothing pending").
+    assert is_settled(spark, lakehouse, *SETTLED)
 
     # 3b. A build that died between its MERGE and its ledger insert: the loads are in the
     # table but not in the ledger. The next build records them instead of applying them
     # again (which would compare load 07-02 with the state after 07-03).
     spark.sql(f"delete from {LEDGER} where model = '{DIM}' and load_date in ('{D2}', '{D3}')")
+    assert not is_settled(spark, lakehouse, *SETTLED)  # the ledger changed
     dbt(["build", "-s", SELECT])
     assert snapshot_id(spark) == before
     assert dim_rows(spark) == rows

@@ -15,8 +15,6 @@ columns, argument, filter), oldest first.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 from floe.quality.analyzers import Analyzer, Metric
 from floe.quality.checks import CheckResult
 from floe.runtime.spark import create_table_if_missing
+from floe.runtime.tables import read_fingerprint
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
 METRICS_TABLE = "dq.metrics"
 RESULTS_TABLE = "dq.check_results"
@@ -48,73 +47,18 @@ def history_key(analyzer: Analyzer) -> HistoryKey:
     return (analyzer.name, ",".join(analyzer.columns), analyzer.argument, analyzer.where)
 
 
-# Functions whose value changes between two reads of the same snapshots: a view that
-# calls one has no fingerprint (its checks always compute).
-_VOLATILE_CALL = re.compile(
-    r"\b(current_date|current_timestamp|current_timezone|localtimestamp|now|rand|randn|random"
-    r"|uuid|shuffle|current_user|session_user|user|monotonically_increasing_id"
-    r"|input_file_name|spark_partition_id)\(",
-    re.IGNORECASE,
-)
-_INTERNAL_LEAVES = {"CTERelationRef", "OneRowRelation", "LocalRelation"}
-
-
 def current_snapshot_id(spark: SparkSession, table: str) -> int | None:
     """What a read of `table` sees now, as a number that is equal only for the same data.
 
     A table: its current Iceberg snapshot id (None while it has none). A view: a
-    negative 63-bit fingerprint of its analyzed plan (expression and CTE ids
-    normalized) and of the uuid and current snapshot of every Iceberg table it reads;
-    None when it reads anything else or calls a function whose value changes between
-    reads (``now()``, ``rand()``...). Read from the plan Spark analyzes anyway — no
-    query of the snapshot metadata tables.
+    negative fingerprint of its plan and of the Iceberg tables it reads
+    (:func:`floe.runtime.tables.read_fingerprint`); None when it cannot be pinned.
     """
     try:
         frame = spark.table(table)
     except Exception:  # not a relation Spark can resolve: nothing to pin the metric to
         return None
-    return snapshot_of(frame)
-
-
-def snapshot_of(frame: DataFrame) -> int | None:
-    """:func:`current_snapshot_id` of the relation ``frame`` reads (its analyzed plan)."""
-    plan = frame._jdf.queryExecution().analyzed()
-    inputs: list[tuple[str, str, int | None]] = []
-    leaves = plan.collectLeaves().iterator()
-    while leaves.hasNext():
-        leaf = leaves.next()
-        kind = leaf.getClass().getSimpleName()
-        if kind in _INTERNAL_LEAVES:
-            continue
-        if kind != "DataSourceV2Relation":
-            return None
-        try:
-            iceberg = leaf.table().table()  # Iceberg's SparkTable -> org.apache.iceberg.Table
-            snapshot = iceberg.currentSnapshot()
-            inputs.append(
-                (
-                    str(iceberg.name()),
-                    str(iceberg.uuid().toString()),
-                    int(snapshot.snapshotId()) if snapshot is not None else None,
-                )
-            )
-        except Exception:  # a V2 table that is not Iceberg's
-            return None
-    child = plan.child() if plan.getClass().getSimpleName() == "SubqueryAlias" else plan
-    if child.getClass().getSimpleName() == "DataSourceV2Relation":
-        return inputs[0][2]
-    text = plan.toString()
-    if _VOLATILE_CALL.search(text):
-        return None
-    ids: dict[str, str] = {}
-    text = re.sub(r"#\d+L?", "#", text)
-    text = re.sub(
-        r"CTERelation(Def|Ref) (\d+)",
-        lambda m: f"CTERelation{m[1]} {ids.setdefault(m[2], str(len(ids)))}",
-        text,
-    )
-    digest = hashlib.sha256(f"{text}\n{sorted(inputs, key=repr)!r}".encode()).digest()
-    return -(int.from_bytes(digest[:8], "big") >> 1) - 1
+    return read_fingerprint(frame)
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from floe.quality.repository import (
     HistoryKey,
     MetricsRepository,
     history_key,
-    snapshot_of,
 )
+from floe.runtime.tables import read_fingerprint
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -60,7 +60,7 @@ def verify(
     run_id = run_id or uuid.uuid4().hex
     frame = df if df is not None else spark.table(table)
     # The plan the metrics read also pins what they read (one analysis, not two).
-    snapshot = snapshot_of(frame) if df is None else None
+    snapshot = read_fingerprint(frame) if df is None else None
     repo = repository or (MetricsRepository(spark) if store else None)
     analyzers = [c.analyzer for c in parsed]
     needs_history = any(c.anomaly is not None for c in parsed)

@@ -22,6 +22,7 @@ import decimal
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,7 @@ from floe.runtime.settings import Settings
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyiceberg.catalog import Catalog
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 # Column name -> why it differs between two builds of the same landed files (found by
 # building one landing zone on `local` and on `cluster`: tests/cluster). A column is
@@ -262,3 +263,64 @@ def current_state(spark: SparkSession, table: str) -> TableState | None:
     loaded.refresh()
     snapshot = loaded.currentSnapshot()
     return TableState(str(loaded.uuid().toString()), snapshot.snapshotId() if snapshot else None)
+
+
+# Functions whose value changes between two reads of the same snapshots: a view that
+# calls one has no fingerprint (its checks always compute).
+_VOLATILE_CALL = re.compile(
+    r"\b(current_date|current_timestamp|current_timezone|localtimestamp|now|rand|randn|random"
+    r"|uuid|shuffle|current_user|session_user|user|monotonically_increasing_id"
+    r"|input_file_name|spark_partition_id)\(",
+    re.IGNORECASE,
+)
+_INTERNAL_LEAVES = {"CTERelationRef", "OneRowRelation", "LocalRelation"}
+
+
+def read_fingerprint(frame: DataFrame) -> int | None:
+    """What a read of ``frame`` sees now, as a number equal only for the same data.
+
+    A table: its current Iceberg snapshot id (None while it has none). Anything else
+    (a view, a query): a negative 63-bit fingerprint of its analyzed plan (expression
+    and CTE ids normalized) and of the name, uuid and current snapshot of every Iceberg
+    table it reads; None when it reads anything else or calls a function whose value
+    changes between reads (``now()``, ``rand()``...). Read from the plan Spark analyzes
+    anyway: no query of the snapshot metadata tables, no Spark job. Used to skip work
+    whose inputs have not changed (data-quality metrics, scd2 "nothing pending").
+    """
+    plan = frame._jdf.queryExecution().analyzed()
+    inputs: list[tuple[str, str, int | None]] = []
+    leaves = plan.collectLeaves().iterator()
+    while leaves.hasNext():
+        leaf = leaves.next()
+        kind = leaf.getClass().getSimpleName()
+        if kind in _INTERNAL_LEAVES:
+            continue
+        if kind != "DataSourceV2Relation":
+            return None
+        try:
+            iceberg = leaf.table().table()  # Iceberg's SparkTable -> org.apache.iceberg.Table
+            snapshot = iceberg.currentSnapshot()
+            inputs.append(
+                (
+                    str(iceberg.name()),
+                    str(iceberg.uuid().toString()),
+                    int(snapshot.snapshotId()) if snapshot is not None else None,
+                )
+            )
+        except Exception:  # a V2 table that is not Iceberg's
+            return None
+    child = plan.child() if plan.getClass().getSimpleName() == "SubqueryAlias" else plan
+    if child.getClass().getSimpleName() == "DataSourceV2Relation":
+        return inputs[0][2]
+    text = plan.toString()
+    if _VOLATILE_CALL.search(text):
+        return None
+    ids: dict[str, str] = {}
+    text = re.sub(r"#\d+L?", "#", text)
+    text = re.sub(
+        r"CTERelation(Def|Ref) (\d+)",
+        lambda m: f"CTERelation{m[1]} {ids.setdefault(m[2], str(len(ids)))}",
+        text,
+    )
+    digest = hashlib.sha256(f"{text}\n{sorted(inputs, key=repr)!r}".encode()).digest()
+    return -(int.from_bytes(digest[:8], "big") >> 1) - 1

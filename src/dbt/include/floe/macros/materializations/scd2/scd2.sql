@@ -56,6 +56,17 @@
 
     {{ run_hooks(pre_hooks) }}
     {%- do floe_scd2_ensure_ledger(ledger) -%}
+    {#- Nothing pending last time, and its loads model, the ledger and the table are
+        as they were then: nothing can be pending now (docs/scd2.md, "Nothing pending"). -#}
+    {%- set memo_inputs = [ref(cfg.loads) | string, ledger | string, target_relation | string] -%}
+    {%- set memo_salt = 'run_date=' ~ (cfg.run_date or '') -%}
+    {%- set settled = not full_refresh
+        and adapter.floe_settled('scd2', this | string, memo_inputs, memo_salt) -%}
+    {%- if settled -%}
+    {%- set pending = [] -%}
+    {{ log(this ~ ': no pending loads (loads, ledger and table unchanged since the last build),'
+           ~ ' nothing committed', info=True) }}
+    {%- else -%}
     {%- set state = floe_scd2_state(cfg, ledger, none if full_refresh else target_relation) -%}
     {%- set applied = {} if full_refresh else state.applied -%}
     {%- if full_refresh -%}
@@ -141,6 +152,8 @@
                ~ plan | map(attribute='date') | join(', ')
                ~ (' (re-applying ' ~ plan[0].date ~ ')' if reapply else '')
                ~ ': ' ~ summary, info=True) }}
+    {%- endif -%}
+    {%- do adapter.floe_remember_settled('scd2', this | string, memo_inputs, memo_salt) -%}
     {%- endif -%}
 
     {%- call statement('main') -%}
