@@ -159,23 +159,31 @@ def test_split_merge_has_no_insert_and_the_append_takes_keys_the_table_lacks(ren
     assert_parses(append)
 
 
-def test_key_filter_bounds_and_lists_the_batch_keys_as_escaped_literals(render):
+def hex_literal(value: str, dtype: str) -> str:
+    return f"cast(cast(X'{value.encode().hex()}' as string) as {dtype})"
+
+
+def test_key_filter_bounds_and_lists_the_batch_keys_as_hex_literals(render):
     render.configure(unique_key=["id", "name"], meta={"cdc": {}})
     cfg = render.call("floe_cdc_config")
-    stats = {"bounds": {"id": ("3", "70"), "name": ("a'b", "z\\")}}
+    quoted, backslash = "a'b", "z\\"
+    stats = {"bounds": {"id": ("3", "70"), "name": (quoted, backslash)}}
     sql = render.call("floe_cdc_key_filter", stats, TARGET, cfg)
+    lo, hi = hex_literal(quoted, "string"), hex_literal(backslash, "string")
     assert sql == (
-        "floe_target.id between cast('3' as int) and cast('70' as int) and "
-        "floe_target.name between cast('a\\'b' as string) and cast('z\\\\' as string)"
+        f"floe_target.id between {hex_literal('3', 'int')} and {hex_literal('70', 'int')} and "
+        f"floe_target.name between {lo} and {hi}"
     )
+    assert "'a" not in sql and "\\" not in sql  # nothing of the values is SQL text
     render.configure(unique_key="id", meta={"cdc": {}})
     cfg = render.call("floe_cdc_config")
     sql = render.call(
         "floe_cdc_key_filter", {"bounds": {"id": ("3", "9")}}, TARGET, cfg, ["3", "9"]
     )
-    assert sql.endswith("floe_target.id in (cast('3' as int), cast('9' as int))")
+    assert sql.endswith(f"floe_target.id in ({hex_literal('3', 'int')}, {hex_literal('9', 'int')})")
     merge = merge_sql(render, key_filter=sql)
-    assert "on floe_target.id = floe_source.id and floe_target.id between cast('3' as int)" in merge
+    on = f"on floe_target.id = floe_source.id and floe_target.id between {hex_literal('3', 'int')}"
+    assert on in merge
     assert_parses(merge)
 
 

@@ -109,8 +109,8 @@
     the batch's list. Iceberg prunes data files by their key bounds with it:
     data clustered or sorted by key (sort_by) skips the files the batch misses;
     keys scattered over every file prune nothing (docs/decisions/0016-cdc-merge-pruning.md).
-    `stats` is floe_cdc_batch_stats; values are written as escaped string
-    literals cast to the key's type, never pasted raw. The scd2 MERGE uses it
+    `stats` is floe_cdc_batch_stats; values are written as hex literals cast
+    to the key's type (floe_value_literal), never pasted. The scd2 MERGE uses it
     too (alias `t`, floe_scd2_key_filter).
 #}
 {% macro floe_cdc_key_filter(stats, target_columns, cfg, listed=none, alias='floe_target') %}
@@ -123,8 +123,8 @@
         {%- set dtype = types.get(k | lower) -%}
         {%- set bounds = stats.bounds.get(k | lower) -%}
         {%- if dtype and bounds and bounds[0] is not none and bounds[1] is not none -%}
-            {%- do terms.append(alias ~ '.' ~ k ~ ' between cast(' ~ floe_string_literal(bounds[0])
-                ~ ' as ' ~ dtype ~ ') and cast(' ~ floe_string_literal(bounds[1]) ~ ' as ' ~ dtype ~ ')') -%}
+            {%- do terms.append(alias ~ '.' ~ k ~ ' between ' ~ floe_value_literal(bounds[0], dtype)
+                ~ ' and ' ~ floe_value_literal(bounds[1], dtype)) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- if listed -%}
@@ -132,7 +132,7 @@
         {%- set dtype = types.get(k | lower) -%}
         {%- set values = [] -%}
         {%- for v in listed -%}
-            {%- do values.append('cast(' ~ floe_string_literal(v) ~ ' as ' ~ dtype ~ ')') -%}
+            {%- do values.append(floe_value_literal(v, dtype)) -%}
         {%- endfor -%}
         {%- do terms.append(alias ~ '.' ~ k ~ ' in (' ~ values | join(', ') ~ ')') -%}
     {%- endif -%}
