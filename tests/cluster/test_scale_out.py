@@ -238,6 +238,19 @@ def test_migrate_local_catalog_into_postgresql(cluster: Cluster, builds: Builds)
     assert views and all(counts[v] >= 0 for v in views)
 
 
+def test_a_merge_reads_rows_frozen_on_the_workers(cluster: Cluster, builds: Builds):
+    """The scd2 materialization's freeze_view (docs/scd2.md, "One statement") on executors."""
+    env = dict(builds.cluster_env, FLOE_SPARK_EVENT_LOG="")
+    out = json.loads(
+        run(["python", str(Path(__file__).with_name("freeze_merge.py"))], env).stdout.splitlines()[
+            -1
+        ]
+    )
+    assert out["master"] == cluster.env["FLOE_SPARK_MASTER"]
+    assert out["frozen"] == [[2, "A"], [3, "B"]]  # computed once, before the MERGE
+    assert out["table"] == [[1, "a"], [2, "A"], [3, "B"], [9, "z"]]
+
+
 def test_up_restarts_only_what_is_down(cluster: Cluster):
     from floe.cluster.processes import stop_group
 
