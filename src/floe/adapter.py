@@ -272,6 +272,19 @@ class FloeAdapter(SparkAdapter):
         return ""
 
     @available
+    def floe_session_conf(self, settings: dict) -> str:
+        """Set Spark SQL settings of the session (a value of None unsets the key)."""
+        from floe.runtime import get_spark
+
+        conf = get_spark().conf
+        for key, value in settings.items():
+            if value is None:
+                conf.unset(str(key))
+            else:
+                conf.set(str(key), str(value))
+        return ""
+
+    @available
     def floe_reconcile_feeds(self, nodes: list[dict]) -> str:
         """Post-hook of raw feed models: every landed file's records add up (floe.feeds)."""
         from floe.feeds import FeedError

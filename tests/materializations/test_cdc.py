@@ -126,6 +126,10 @@ def test_split_merge_bounded_by_the_batch_keys_keeps_every_other_row(spark, fx):
     expected = {i: f"n{i}" for i in range(1, 21) if i not in (6, 7)}
     assert rows == {**expected, 5: "five", 21: "new", 30: "upsert"}
     assert len(_snapshots(spark, "marts.cdc_split")) == len(before) + 2, "MERGE, then append"
+    # The batch was staged as a bucketed scratch table for a storage-partitioned join:
+    # dropped afterwards, and the session's join settings are back to Spark's defaults.
+    assert not spark.catalog.tableExists("marts.cdc_split__cdc_batch")
+    assert spark.conf.get("spark.sql.iceberg.planning.preserve-data-grouping", "unset") == "unset"
     fx("cdc_split", 2)  # an empty batch still commits nothing
     assert len(_snapshots(spark, "marts.cdc_split")) == len(before) + 2
 

@@ -37,7 +37,9 @@
                           restrict the target by an IN list of them (one-column
                           keys); 0 never lists
         buckets           N: the table is created partitioned by bucket(N, key)
-                          (first key column) on a first build or full refresh
+                          (first key column) on a first build or full refresh,
+                          and batches are staged bucketed alike for a
+                          storage-partitioned MERGE (floe_cdc_apply)
 #}
 
 
@@ -142,10 +144,7 @@
 {% macro floe_cdc_create_sql(relation, sql, partition_by, buckets=none, key=none) %}
     create table {{ relation }}
     {{ file_format_clause() }}
-    {%- set partitions = (partition_by or []) | list -%}
-    {%- if buckets %}
-        {%- set partitions = partitions + ['bucket(' ~ buckets ~ ', ' ~ key ~ ')'] -%}
-    {%- endif %}
+    {%- set partitions = floe_cdc_partitions(partition_by, buckets, key) -%}
     {%- if partitions %}
     partitioned by ({{ partitions | join(', ') }})
     {%- endif %}
@@ -159,8 +158,11 @@
 
 {#
     Apply a non-empty batch to an existing table (docs/decisions/0016-cdc-merge-pruning.md):
-    1. stage the latest change per key once, cached (the window over the batch
-       runs once; a tie, NULL key or unknown op fails here);
+    1. stage the latest change per key once (the window over the batch runs
+       once; a tie, NULL key or unknown op fails here): cached, or, for a
+       table bucketed by its key (`cdc.buckets`), written as a scratch Iceberg
+       table with the same partitioning, so the MERGE joins bucket to bucket
+       with no shuffle (storage-partitioned join, floe_cdc_spj);
     2. one pass over it: upsert and delete counts, each key column's bounds,
        and the key list when the batch is small (floe_cdc_key_filter), so the
        target's scan skips files the batch cannot touch;
@@ -170,14 +172,29 @@
        the batch commits as two snapshots; the final table is the same.
 #}
 {% macro floe_cdc_apply(source, target_relation, target_columns, payload, cfg) %}
-    {%- set changes = make_temp_relation(this, '__cdc_changes').include(database=false, schema=false) -%}
+    {%- set latest = make_temp_relation(this, '__cdc_changes').include(database=false, schema=false) -%}
     {%- call statement('stage_changes') -%}
-        create or replace temporary view {{ changes }} as
+        create or replace temporary view {{ latest }} as
         {{ floe_cdc_latest_changes(source, payload, cfg) }}
     {%- endcall -%}
-    {%- call statement('cache_changes') -%}
-        cache table {{ changes }}
-    {%- endcall -%}
+    {%- if cfg.buckets -%}
+        {%- set changes = api.Relation.create(schema=target_relation.schema,
+            identifier=target_relation.identifier ~ '__cdc_batch', type='table') -%}
+        {#- a scratch table of its own: none of the model's location or properties -#}
+        {%- call statement('stage_changes_bucketed') -%}
+            create or replace table {{ changes }}
+            using iceberg
+            partitioned by ({{ floe_cdc_partitions(cfg.partition_by, cfg.buckets,
+                cfg.unique_key[0]) | join(', ') }})
+            tblproperties ('format-version' = '2')
+            as select * from {{ latest }}
+        {%- endcall -%}
+    {%- else -%}
+        {%- set changes = latest -%}
+        {%- call statement('cache_changes') -%}
+            cache table {{ changes }}
+        {%- endcall -%}
+    {%- endif -%}
     {%- set stats = floe_cdc_batch_stats(changes, cfg) -%}
     {%- set listed = none -%}
     {%- set batch_keys = stats.upserts + stats.deletes -%}
@@ -190,6 +207,7 @@
     {%- endif -%}
     {%- set key_filter = floe_cdc_key_filter(stats, target_columns, cfg, listed) -%}
     {%- set split = cfg.split and stats.upserts > 0 -%}
+    {%- if cfg.buckets -%}{%- do floe_cdc_spj(true) -%}{%- endif -%}
     {%- call statement('main') -%}
         {{ floe_cdc_merge_sql(changes, target_relation, target_columns, payload, cfg,
             key_filter, matched_only=split) }}
@@ -199,10 +217,50 @@
             {{ floe_cdc_append_sql(changes, target_relation, target_columns, payload, cfg, key_filter) }}
         {%- endcall -%}
     {%- endif -%}
-    {%- call statement('drop_changes') -%}
-        uncache table if exists {{ changes }}
-    {%- endcall -%}
+    {%- if cfg.buckets -%}
+        {%- do floe_cdc_spj(false) -%}
+        {%- call statement('drop_changes_table') -%}
+            drop table if exists {{ changes }} purge
+        {%- endcall -%}
+    {%- else -%}
+        {%- call statement('drop_changes') -%}
+            uncache table if exists {{ changes }}
+        {%- endcall -%}
+    {%- endif -%}
     {%- call statement('drop_changes_view') -%}
-        drop view if exists {{ changes }}
+        drop view if exists {{ latest }}
     {%- endcall -%}
+{% endmacro %}
+
+
+{#
+    Storage-partitioned joins on (`enabled`) or back to Spark's defaults: a
+    join of two Iceberg tables partitioned alike (bucket(N, key)) then reads
+    bucket against bucket with no shuffle. Set around the statements that join
+    the bucketed batch with the table only: `preserve-data-grouping` groups an
+    Iceberg scan's files by partition, which would cost parallelism elsewhere.
+#}
+{% macro floe_cdc_spj(enabled) %}
+    {%- set confs = {
+        'spark.sql.sources.v2.bucketing.enabled': 'true',
+        'spark.sql.sources.v2.bucketing.pushPartValues.enabled': 'true',
+        'spark.sql.sources.v2.bucketing.partiallyClusteredDistribution.enabled': 'true',
+        'spark.sql.requireAllClusterKeysForCoPartition': 'false',
+        'spark.sql.iceberg.planning.preserve-data-grouping': 'true',
+    } -%}
+    {%- set settings = {} -%}
+    {%- for key, value in confs.items() -%}
+        {%- do settings.update({key: value if enabled else none}) -%}
+    {%- endfor -%}
+    {%- do adapter.floe_session_conf(settings) -%}
+{% endmacro %}
+
+
+{#- The replica's partition transforms: the feed's or the model's, then bucket(N, key). -#}
+{% macro floe_cdc_partitions(partition_by, buckets=none, key=none) %}
+    {%- set partitions = (partition_by or []) | list -%}
+    {%- if buckets -%}
+        {%- set partitions = partitions + ['bucket(' ~ buckets ~ ', ' ~ key ~ ')'] -%}
+    {%- endif -%}
+    {{ return(partitions) }}
 {% endmacro %}
