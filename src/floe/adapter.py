@@ -272,13 +272,13 @@ class FloeAdapter(SparkAdapter):
         return ""
 
     @available
-    def floe_session_conf(self, settings: dict) -> str:
-        """Set Spark SQL settings of the session (a value of None unsets the key)."""
+    def floe_session_conf(self, settings: dict, unset: bool = False) -> str:
+        """Set Spark SQL settings of the session, or (`unset`) return them to their defaults."""
         from floe.runtime import get_spark
 
         conf = get_spark().conf
         for key, value in settings.items():
-            if value is None:
+            if unset:
                 conf.unset(str(key))
             else:
                 conf.set(str(key), str(value))

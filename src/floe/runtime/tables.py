@@ -13,6 +13,11 @@ Two ways to compute them, never to be mixed in one comparison (different hashes)
 - :func:`spark_fingerprints` in a SparkSession (``xxhash64``), for tests that have one.
 
 :func:`compare_fingerprints` lists the differences.
+
+Two cheaper questions live here too, answered from metadata without a Spark job:
+:func:`current_state` (a table's uuid and current snapshot) and :func:`read_fingerprint`
+(what a read of a table or view sees now), used to skip work whose inputs have not
+changed (feeds, data-quality metrics, scd2 dimensions).
 """
 
 from __future__ import annotations

@@ -248,11 +248,7 @@
         'spark.sql.requireAllClusterKeysForCoPartition': 'false',
         'spark.sql.iceberg.planning.preserve-data-grouping': 'true',
     } -%}
-    {%- set settings = {} -%}
-    {%- for key, value in confs.items() -%}
-        {%- do settings.update({key: value if enabled else none}) -%}
-    {%- endfor -%}
-    {%- do adapter.floe_session_conf(settings) -%}
+    {%- do adapter.floe_session_conf(confs, unset=not enabled) -%}
 {% endmacro %}
 
 
