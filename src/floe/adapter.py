@@ -156,10 +156,20 @@ def _literal_binding_wrapper() -> type:
     """dbt-spark's session wrapper, binding parameters with sql_literal (imports pyspark)."""
     from dbt.adapters.spark.session import SessionConnectionWrapper
 
+    from floe.runtime.spark import retry_concurrent_scan
+
     class LiteralBindingSessionWrapper(SessionConnectionWrapper):
         @classmethod
         def _fix_binding(cls, value: Any) -> str:  # type: ignore[override]
             return sql_literal(value)
+
+        def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
+            # A DELETE/MERGE into a table another dbt thread appends to (the shared SCD2
+            # ledger) can be refused before it writes: run it again (docs/runtime.md).
+            retry_concurrent_scan(
+                lambda: super(LiteralBindingSessionWrapper, self).execute(sql, bindings),
+                what="dbt statement",
+            )
 
     return LiteralBindingSessionWrapper
 

@@ -217,6 +217,8 @@ def record(
     """Replace the quarantine and manifest rows of ``files`` (before the raw commit)."""
     from pyspark.sql import functions as F
 
+    from floe.runtime.spark import sql_retrying
+
     ensure_tables(spark)
     skipped = {k: c.skipped for k, c in counts.items() if c.skipped}
     for key, why in sorted(skipped.items()):
@@ -232,7 +234,9 @@ def record(
         if spark.table(table).where(mine).limit(1).count():
             spark.createDataFrame([(k,) for k in keys], "k string").createOrReplaceTempView(view)
             try:
-                spark.sql(
+                # Other feeds' models append to these tables meanwhile (dbt threads).
+                sql_retrying(
+                    spark,
                     f"delete from {table} where feed = :feed "
                     f"and _source_file in (select k from {view})",
                     args={"feed": feed.name},

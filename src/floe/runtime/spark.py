@@ -7,17 +7,22 @@ environment (it only writes the variables child processes need).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from floe.runtime.jars import resolve_jars
 from floe.runtime.settings import Settings
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger(__name__)
 
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 SCHEMAS = ("raw", "staging", "intermediate", "marts", "snapshots", "dq", "audit")
@@ -168,6 +173,40 @@ def create_table_if_missing(spark: SparkSession, table: str, ddl: str) -> None:
         except Exception:
             if not spark.catalog.tableExists(table):
                 raise
+
+
+# Iceberg's refusal of a copy-on-write DELETE/UPDATE/MERGE whose table another writer
+# committed to while Spark planned the statement (docs/runtime.md, "Concurrent writers").
+CONCURRENT_SCAN = "the table has been concurrently modified"
+CONCURRENT_ATTEMPTS = 5
+
+T = TypeVar("T")
+
+
+def retry_concurrent_scan(
+    run: Callable[[], T], what: str, attempts: int = CONCURRENT_ATTEMPTS, wait: float = 0.2
+) -> T:
+    """``run()``, run again when Iceberg refused its scan as concurrently modified.
+
+    With catalog caching off, Spark refreshes the table between planning the statement's
+    scan and its runtime file filter; a commit by another thread in between makes Iceberg
+    refuse the statement before it writes anything, so running it again is safe and reads
+    the newer snapshot. Any other error, and the last refusal, are raised.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            return run()
+        except Exception as exc:
+            if CONCURRENT_SCAN not in str(exc) or attempt == attempts:
+                raise
+            log.info("%s: table changed while planned (attempt %d), running again", what, attempt)
+            time.sleep(wait * attempt)
+    raise AssertionError("unreachable")
+
+
+def sql_retrying(spark: SparkSession, text: str, args: dict | None = None) -> DataFrame:
+    """``spark.sql(text, args)`` for a row-level statement, with :func:`retry_concurrent_scan`."""
+    return retry_concurrent_scan(lambda: spark.sql(text, args=args), what=text.split("\n")[0][:80])
 
 
 # Temporary views frozen by freeze_view, by name: their DataFrames, to free the blocks.
