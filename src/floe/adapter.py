@@ -264,13 +264,16 @@ class FloeAdapter(SparkAdapter):
 
     @available
     def floe_settled(self, kind: str, name: str, relations: list, salt: str = "") -> bool:
-        """Did this step's last run leave nothing to do, its inputs unchanged since?"""
+        """Did this step's last run leave nothing to do, its inputs unchanged since?
+
+        An input is a relation, or `{'relation': r, 'column': c, 'value': v}` for the rows
+        of a shared table whose `c` is `v` (floe.runtime.settled.RowsOf).
+        """
         from floe.runtime import Settings, get_spark
         from floe.runtime.settled import is_settled
 
-        return is_settled(
-            get_spark(), Settings.from_env(), kind, name, [str(r) for r in relations], salt
-        )
+        inputs = _settled_inputs(relations)
+        return is_settled(get_spark(), Settings.from_env(), kind, name, inputs, salt)
 
     @available
     def floe_remember_settled(self, kind: str, name: str, relations: list, salt: str = "") -> str:
@@ -278,7 +281,8 @@ class FloeAdapter(SparkAdapter):
         from floe.runtime import Settings, get_spark
         from floe.runtime.settled import remember
 
-        remember(get_spark(), Settings.from_env(), kind, name, [str(r) for r in relations], salt)
+        inputs = _settled_inputs(relations)
+        remember(get_spark(), Settings.from_env(), kind, name, inputs, salt)
         return ""
 
     @available
@@ -387,3 +391,17 @@ class FloeAdapter(SparkAdapter):
 
 def _truthy(value: Any) -> bool:
     return value is True or str(value).lower() == "true"
+
+
+def _settled_inputs(relations: list) -> list:
+    """Settled-step inputs from the materialization: relation names, and dicts naming
+    one writer's rows of a shared table (floe.runtime.settled.RowsOf)."""
+    from floe.runtime.settled import RowsOf
+
+    inputs: list = []
+    for item in relations:
+        if isinstance(item, dict):
+            inputs.append(RowsOf(str(item["relation"]), str(item["column"]), str(item["value"])))
+        else:
+            inputs.append(str(item))
+    return inputs

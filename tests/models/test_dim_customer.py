@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from floe.generator import GenerateOptions, generate
-from floe.runtime.settled import is_settled
+from floe.runtime.settled import RowsOf, is_settled
 from tests.models.scd2_oracle import SENTINEL, expected_dim
 
 pytestmark = pytest.mark.integration
@@ -26,7 +26,12 @@ SELECT = "+dim_customer"
 MASTER = ["customer_id", "first_name", "last_name", "employer_name", "row_audit_ts"]
 ADDRESS = ["customer_id", "email_id", "city", "country", "row_audit_ts"]
 # The scd2 memo of dim_customer: its loads model, the ledger, the table; no run_date.
-SETTLED = ("scd2", DIM, ["intermediate.int_customers__loads", LEDGER, DIM], "run_date=")
+SETTLED = (
+    "scd2",
+    DIM,
+    ["intermediate.int_customers__loads", RowsOf(LEDGER, "model", DIM), DIM],
+    "run_date=",
+)
 
 
 def land(landing: Path, day: str, kind: str, master, address, part: str = "part-00000") -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from floe.runtime.settled import inputs_fingerprint, is_settled, remember
+from floe.runtime.settled import RowsOf, inputs_fingerprint, is_settled, remember
+from floe.runtime.tables import rows_unchanged_since
 
 
 def test_a_settled_step_stays_settled_until_an_input_changes(spark, lakehouse):
@@ -56,3 +59,74 @@ def test_inputs_without_a_fingerprint_are_never_settled(spark, lakehouse):
 def test_memo_names_cannot_leave_the_state_directory(spark, lakehouse, name):
     with pytest.raises(ValueError, match="not a settled-step name"):
         is_settled(spark, lakehouse, "scd2", name, [])
+
+
+def test_other_writers_rows_of_a_shared_table_leave_a_step_settled(spark, lakehouse):
+    """One dimension's memo outlives another's ledger rows, not a change to its own."""
+    spark.sql(
+        "create table audit.settled_ledger (model string, load_date string) using iceberg "
+        "tblproperties ('format-version' = '2', 'write.delete.mode' = 'copy-on-write')"
+    )
+    mine = "marts.dim_customer"
+    inputs = [RowsOf("audit.settled_ledger", "model", mine)]
+    args = (spark, lakehouse, "scd2", mine, inputs)
+    remember(*args)  # the ledger has no snapshot yet
+    spark.sql("insert into audit.settled_ledger values ('marts.dim_product', '2022-07-01')")
+    assert is_settled(*args)  # another dimension's insert
+    spark.sql(f"insert into audit.settled_ledger values ('{mine}', '2022-07-01')")
+    assert not is_settled(*args)  # its own
+    remember(*args)
+    spark.sql("insert into audit.settled_ledger values ('marts.dim_product', '2022-07-02')")
+    spark.sql("insert into audit.settled_ledger values ('marts.dim_store', '2022-07-02')")
+    assert is_settled(*args)
+    # The memo was brought up to the ledger's current snapshot.
+    path = lakehouse.state_dir / "settled" / "scd2" / f"{mine}.json"
+    head = spark.sql(
+        "select snapshot_id from audit.settled_ledger.refs where name = 'main'"
+    ).collect()[0][0]
+    assert [state[1] for state in json.loads(path.read_text())["rows"].values()] == [head]
+    # Deletes of another dimension's rows: files holding only its rows go (their bounds
+    # are looked up in the snapshot they were removed from)...
+    spark.sql("delete from audit.settled_ledger where model = 'marts.dim_store'")
+    assert is_settled(*args)
+    spark.sql("insert into audit.settled_ledger values ('marts.dim_product', '2022-07-03')")
+    spark.sql("delete from audit.settled_ledger where model = 'marts.dim_product'")
+    assert is_settled(*args)
+    # ...but a file that also holds its own rows is rewritten: counted as a change.
+    spark.sql(
+        "insert into audit.settled_ledger select /*+ REPARTITION(1) */ * from values "
+        f"('{mine}', '2022-07-02'), ('marts.dim_store', '2022-07-04')"
+    )
+    files = spark.sql("select lower_bounds from audit.settled_ledger.files").collect()
+    assert len(files) == 2  # the two rows share one file (plus the earlier one of its own)
+    remember(*args)
+    spark.sql("delete from audit.settled_ledger where model = 'marts.dim_store'")
+    assert not is_settled(*args)
+    remember(*args)
+    spark.sql(f"delete from audit.settled_ledger where model = '{mine}'")
+    assert not is_settled(*args)
+
+
+def test_rows_of_a_shared_table_err_towards_changed(spark, lakehouse):
+    table = "audit.settled_shared"
+    spark.sql(f"create table {table} (model string, n int) using iceberg")
+    spark.sql(f"insert into {table} values ('a', 1)")
+    since = spark.sql(f"select snapshot_id from {table}.snapshots").collect()[0][0]
+    # Iceberg keeps 16 characters of a string bound: two names sharing that prefix
+    # cannot be told apart, so the other's rows count as possibly its own.
+    long_mine, long_other = "marts.shared_prefix_mine", "marts.shared_prefix_other"
+    spark.sql(f"insert into {table} values ('{long_other}', 1)")
+    assert not rows_unchanged_since(spark, table, since, "model", long_mine)
+    assert rows_unchanged_since(spark, table, since, "model", "b")
+    assert not rows_unchanged_since(spark, table, since, "model", long_other)
+    assert not rows_unchanged_since(spark, table, since, "no_such_column", "b")
+    assert not rows_unchanged_since(spark, "audit.no_such_table", since, "model", "b")
+    assert not rows_unchanged_since(spark, table, 12345, "model", "b")  # not an ancestor
+    # Rolled back past the memo's snapshot: its commit is no longer an ancestor.
+    first = spark.sql(f"select min_by(snapshot_id, committed_at) from {table}.snapshots")
+    head = spark.sql(f"select max_by(snapshot_id, committed_at) from {table}.snapshots")
+    first_id, head_id = first.collect()[0][0], head.collect()[0][0]
+    catalog = spark.conf.get("spark.sql.defaultCatalog")
+    spark.sql(f"call {catalog}.system.rollback_to_snapshot('{table}', {first_id})")
+    assert not rows_unchanged_since(spark, table, head_id, "model", "b")
+    assert rows_unchanged_since(spark, table, first_id, "model", "b")

@@ -10,6 +10,11 @@ analysis and a metadata read per input, no Spark job): equal means nothing can h
 become due. Anything else — a commit to any input, a changed view, an input that
 cannot be fingerprinted, a missing or unreadable memo, other `salt` (e.g. a run date)
 — runs the step in full, which is always right: the memo only caches its answer.
+
+An input can also be one writer's rows of a shared table (:class:`RowsOf`, e.g. one
+dimension's rows of the scd2 ledger): it counts as changed only when a commit since the
+memo may have touched those rows (:func:`floe.runtime.tables.rows_unchanged_since`),
+not when another writer appended its own.
 """
 
 from __future__ import annotations
@@ -19,10 +24,11 @@ import json
 import logging
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from floe.runtime.tables import read_fingerprint
+from floe.runtime.tables import current_state, read_fingerprint, rows_unchanged_since
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -31,14 +37,36 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-VERSION = 1
+VERSION = 2
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
-def inputs_fingerprint(spark: SparkSession, relations: Sequence[str], salt: str) -> str | None:
-    """One hash of every relation's read fingerprint and ``salt``; None if one has none."""
+@dataclass(frozen=True)
+class RowsOf:
+    """The rows of Iceberg table ``relation`` whose string ``column`` equals ``value``."""
+
+    relation: str
+    column: str
+    value: str
+
+    def key(self) -> str:
+        return json.dumps([self.relation, self.column, self.value])
+
+
+Input = str | RowsOf
+
+
+def inputs_fingerprint(spark: SparkSession, relations: Sequence[Input], salt: str) -> str | None:
+    """One hash of every relation's read fingerprint and ``salt``; None if one has none.
+
+    A :class:`RowsOf` input adds only what it names; whether its rows changed is
+    answered from the table's history (:func:`is_settled`).
+    """
     digest = hashlib.sha256(f"{VERSION}\0{salt}\n".encode())
     for relation in relations:
+        if isinstance(relation, RowsOf):
+            digest.update(f"rows\0{relation.key()}\n".encode())
+            continue
         try:
             fingerprint = read_fingerprint(spark.table(relation))
         except Exception:  # missing or unresolvable: nothing to compare
@@ -56,15 +84,32 @@ def _path(settings: Settings, kind: str, name: str) -> Path:
     return settings.state_dir / "settled" / kind / f"{name}.json"
 
 
+def _rows_states(spark: SparkSession, relations: Sequence[Input]) -> dict[str, Any] | None:
+    """Each :class:`RowsOf` input's table uuid and current snapshot; None if one is missing."""
+    states: dict[str, Any] = {}
+    for rows in relations:
+        if isinstance(rows, RowsOf):
+            state = current_state(spark, rows.relation)
+            if state is None:
+                return None
+            states[rows.key()] = [state.uuid, state.snapshot_id]
+    return states
+
+
 def is_settled(
     spark: SparkSession,
     settings: Settings,
     kind: str,
     name: str,
-    relations: Sequence[str],
+    relations: Sequence[Input],
     salt: str = "",
 ) -> bool:
-    """True when the step's last run left nothing to do and its inputs are unchanged."""
+    """True when the step's last run left nothing to do and its inputs are unchanged.
+
+    When it is, and a shared table under a :class:`RowsOf` input has moved on (other
+    writers' commits), the memo is brought up to its current snapshot, so the next
+    check reads only the commits made after this one.
+    """
     path = _path(settings, kind, name)
     try:
         memo = json.loads(path.read_text())
@@ -73,7 +118,25 @@ def is_settled(
     if not isinstance(memo, dict) or memo.get("version") != VERSION:
         return False
     now = inputs_fingerprint(spark, relations, salt)
-    return now is not None and memo.get("inputs") == now
+    if now is None or memo.get("inputs") != now:
+        return False
+    seen = memo.get("rows")
+    states = _rows_states(spark, relations)
+    if not isinstance(seen, dict) or states is None:
+        return False
+    for rows in relations:
+        if not isinstance(rows, RowsOf):
+            continue
+        then = seen.get(rows.key())
+        if not isinstance(then, list) or len(then) != 2 or then[0] != states[rows.key()][0]:
+            return False  # never seen, or another table of that name
+        if then[1] != states[rows.key()][1] and not rows_unchanged_since(
+            spark, rows.relation, then[1], rows.column, rows.value
+        ):
+            return False
+    if states != seen:
+        _write(path, {"version": VERSION, "inputs": now, "rows": states}, kind, name)
+    return True
 
 
 def remember(
@@ -81,7 +144,7 @@ def remember(
     settings: Settings,
     kind: str,
     name: str,
-    relations: Sequence[str],
+    relations: Sequence[Input],
     salt: str = "",
 ) -> None:
     """Record that the step has nothing left to do as of its inputs now.
@@ -91,13 +154,21 @@ def remember(
     """
     path = _path(settings, kind, name)
     now = inputs_fingerprint(spark, relations, salt)
-    try:
-        if now is None:
+    states = _rows_states(spark, relations) if now is not None else None
+    if now is None or states is None:
+        try:
             path.unlink(missing_ok=True)
-            return
+        except OSError as exc:
+            log.warning("%s %s: could not forget its inputs (%s)", kind, name, exc)
+        return
+    _write(path, {"version": VERSION, "inputs": now, "rows": states}, kind, name)
+
+
+def _write(path: Path, memo: dict[str, Any], kind: str, name: str) -> None:
+    try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"version": VERSION, "inputs": now}))
+        tmp.write_text(json.dumps(memo))
         os.replace(tmp, path)
     except OSError as exc:
         log.warning("%s %s: could not remember its inputs (%s)", kind, name, exc)

@@ -15,9 +15,10 @@ Two ways to compute them, never to be mixed in one comparison (different hashes)
 :func:`compare_fingerprints` lists the differences.
 
 Two cheaper questions live here too, answered from metadata without a Spark job:
-:func:`current_state` (a table's uuid and current snapshot) and :func:`read_fingerprint`
-(what a read of a table or view sees now), used to skip work whose inputs have not
-changed (feeds, data-quality metrics, scd2 dimensions).
+:func:`current_state` (a table's uuid and current snapshot), :func:`read_fingerprint`
+(what a read of a table or view sees now) and :func:`rows_unchanged_since` (did any
+commit touch one writer's rows of a shared table), used to skip work whose inputs have
+not changed (feeds, data-quality metrics, scd2 dimensions).
 """
 
 from __future__ import annotations
@@ -268,6 +269,91 @@ def current_state(spark: SparkSession, table: str) -> TableState | None:
     loaded.refresh()
     snapshot = loaded.currentSnapshot()
     return TableState(str(loaded.uuid().toString()), snapshot.snapshotId() if snapshot else None)
+
+
+def rows_unchanged_since(
+    spark: SparkSession, table: str, since: int | None, column: str, value: str
+) -> bool:
+    """No commit to ``table`` after snapshot ``since`` can have touched its rows whose
+    ``column`` equals ``value`` (a string column).
+
+    Walks the snapshots from the current one back to ``since`` through Iceberg's Java
+    API and looks at the files each one added or removed: a file whose bounds of
+    ``column`` leave out ``value`` holds none of those rows, so the commit did not
+    touch them. A file without bounds (e.g. a position-delete file) may hold them.
+    Iceberg's truncated string bounds stay a lower and an upper bound, so the answer
+    errs only towards False. False too when ``since`` is no longer an ancestor of the
+    current snapshot (rolled back, expired) or the table or column is gone. Metadata
+    reads only, no Spark job: a table shared by several writers (the scd2 ledger) need
+    not look changed to one of them because another appended its own rows.
+    """
+    jvm: Any = spark._jvm
+    if table.count(".") == 1:
+        table = f"{spark.conf.get('spark.sql.defaultCatalog', 'spark_catalog')}.{table}"
+    try:
+        loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+            spark._jsparkSession, table
+        )
+    except Exception:  # missing, or not an Iceberg table: nothing to vouch for
+        return False
+    loaded.refresh()
+    field = loaded.schema().findField(column)
+    if field is None:
+        return False
+    field_id, field_type = field.fieldId(), field.type()
+    convert = jvm.org.apache.iceberg.types.Conversions.fromByteBuffer
+
+    def may_hold(file: Any) -> bool | None:
+        """From the file's bounds; None when it has none."""
+        lowers, uppers = file.lowerBounds(), file.upperBounds()
+        lower = lowers.get(field_id) if lowers is not None else None
+        upper = uppers.get(field_id) if uppers is not None else None
+        if lower is None or upper is None:
+            return None
+        # Code point order is UTF-8 byte order, Iceberg's order for strings.
+        return str(convert(field_type, lower)) <= value <= str(convert(field_type, upper))
+
+    def holding(snapshot_id: int) -> set[str]:
+        """Paths of the data files of a snapshot that may hold the rows (by their bounds)."""
+        find = getattr(jvm.org.apache.iceberg.FindFiles, "in")(loaded).inSnapshot(snapshot_id)
+        match = jvm.org.apache.iceberg.expressions.Expressions.equal(column, value)
+        each = find.withRecordsMatching(match).collect().iterator()
+        paths = set()
+        while each.hasNext():
+            paths.add(str(each.next().location()))
+        return paths
+
+    io = loaded.io()
+    snapshot = loaded.currentSnapshot()
+    while snapshot is not None and snapshot.snapshotId() != since:
+        parent = snapshot.parentId()
+        for files in (
+            snapshot.addedDataFiles(io),
+            snapshot.removedDataFiles(io),
+            snapshot.addedDeleteFiles(io),
+            snapshot.removedDeleteFiles(io),
+        ):
+            unknown = []
+            each = files.iterator()
+            while each.hasNext():
+                file = each.next()
+                hit = may_hold(file)
+                if hit:
+                    return False
+                if hit is None:
+                    unknown.append(file)
+            # A removed data file's manifest entry carries no bounds: look them up in
+            # the snapshot it was removed from. Delete files have none for the column.
+            if unknown and (
+                parent is None
+                or any(f.content().name() != "DATA" for f in unknown)
+                or {str(f.location()) for f in unknown} & holding(parent)
+            ):
+                return False
+        snapshot = loaded.snapshot(parent) if parent is not None else None
+        if snapshot is None and parent is not None:
+            return False  # expired: what it did is unknown
+    return snapshot is not None or since is None
 
 
 # Functions whose value changes between two reads of the same snapshots: a view that

@@ -56,9 +56,14 @@
 
     {{ run_hooks(pre_hooks) }}
     {%- do floe_scd2_ensure_ledger(ledger) -%}
-    {#- Nothing pending last time, and its loads model, the ledger and the table are
-        as they were then: nothing can be pending now (docs/scd2.md, "Nothing pending"). -#}
-    {%- set memo_inputs = [ref(cfg.loads) | string, ledger | string, target_relation | string] -%}
+    {#- Nothing pending last time, and its loads model, its rows of the ledger (shared
+        by every dimension) and the table are as they were then: nothing can be pending
+        now (docs/scd2.md, "Nothing pending"). -#}
+    {%- set memo_inputs = [
+        ref(cfg.loads) | string,
+        {'relation': ledger | string, 'column': 'model', 'value': this | string},
+        target_relation | string,
+    ] -%}
     {%- set memo_salt = 'run_date=' ~ (cfg.run_date or '') -%}
     {%- set settled = not full_refresh
         and adapter.floe_settled('scd2', this | string, memo_inputs, memo_salt) -%}
