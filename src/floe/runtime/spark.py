@@ -193,15 +193,15 @@ def retry_concurrent_scan(
     refuse the statement before it writes anything, so running it again is safe and reads
     the newer snapshot. Any other error, and the last refusal, are raised.
     """
-    for attempt in range(1, attempts + 1):
+    for attempt in range(1, attempts):
         try:
             return run()
         except Exception as exc:
-            if CONCURRENT_SCAN not in str(exc) or attempt == attempts:
+            if CONCURRENT_SCAN not in str(exc):
                 raise
             log.info("%s: table changed while planned (attempt %d), running again", what, attempt)
             time.sleep(wait * attempt)
-    raise AssertionError("unreachable")
+    return run()  # the last attempt: whatever it raises is raised
 
 
 def sql_retrying(spark: SparkSession, text: str, args: dict | None = None) -> DataFrame:

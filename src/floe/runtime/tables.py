@@ -255,6 +255,15 @@ def current_state(spark: SparkSession, table: str) -> TableState | None:
     seen even when the session's catalog caches tables. No Spark job: cheap enough to
     ask before every ingest.
     """
+    loaded = _load_table(spark, table)
+    if loaded is None:
+        return None
+    snapshot = loaded.currentSnapshot()
+    return TableState(str(loaded.uuid().toString()), snapshot.snapshotId() if snapshot else None)
+
+
+def _load_table(spark: SparkSession, table: str) -> Any:
+    """``table``'s org.apache.iceberg.Table, refreshed from the catalog; None if missing."""
     jvm: Any = spark._jvm
     if table.count(".") == 1:  # schema.table: in floe's catalog, whatever the session's current one
         table = f"{spark.conf.get('spark.sql.defaultCatalog', 'spark_catalog')}.{table}"
@@ -267,8 +276,7 @@ def current_state(spark: SparkSession, table: str) -> TableState | None:
             return None
         raise
     loaded.refresh()
-    snapshot = loaded.currentSnapshot()
-    return TableState(str(loaded.uuid().toString()), snapshot.snapshotId() if snapshot else None)
+    return loaded
 
 
 def rows_unchanged_since(
@@ -288,16 +296,11 @@ def rows_unchanged_since(
     not look changed to one of them because another appended its own rows.
     """
     jvm: Any = spark._jvm
-    if table.count(".") == 1:
-        table = f"{spark.conf.get('spark.sql.defaultCatalog', 'spark_catalog')}.{table}"
     try:
-        loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
-            spark._jsparkSession, table
-        )
-    except Exception:  # missing, or not an Iceberg table: nothing to vouch for
+        loaded = _load_table(spark, table)
+    except Exception:  # not an Iceberg table: nothing to vouch for
         return False
-    loaded.refresh()
-    field = loaded.schema().findField(column)
+    field = loaded.schema().findField(column) if loaded is not None else None
     if field is None:
         return False
     field_id, field_type = field.fieldId(), field.type()
