@@ -30,6 +30,22 @@ def _session_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _runtime_filter_on_small_tables() -> Iterator[None]:
+    """Every runtime-filtered MERGE takes the filtered path, whatever its table's size.
+
+    In production Spark adds the filter only to tables of at least 32 MB; the tests'
+    tables are far smaller, and the oracle and equality tests must cover that path
+    (docs/decisions/0020-runtime-filtered-merges.md).
+    """
+    from floe.runtime.spark import STATEMENT_SETTINGS
+
+    key = "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(STATEMENT_SETTINGS["runtime_filter"], key, "0")
+        yield
+
+
 @pytest.fixture(scope="session")
 def spark(_session_home: Path):
     from floe.runtime import get_spark

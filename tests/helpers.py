@@ -38,3 +38,22 @@ def landed_lines(landing: Path, folder: str) -> dict[str, int]:
         p.relative_to(landing).as_posix(): sum(1 for line in p.read_text().splitlines() if line)
         for p in (landing / folder).rglob("*.jsonl")
     }
+
+
+def executed_plans(spark, since: int = -1) -> dict[int, str]:
+    """Physical plans of the SQL executions after execution id ``since``, by id.
+
+    Read from Spark's SQL status store, which keeps them whether the UI runs or not: what
+    a statement run through dbt actually executed, not a plan re-derived by EXPLAIN.
+    """
+    plans = {}
+    executions = spark._jsparkSession.sharedState().statusStore().executionsList().iterator()
+    while executions.hasNext():
+        execution = executions.next()
+        if execution.executionId() > since:
+            plans[execution.executionId()] = execution.physicalPlanDescription()
+    return plans
+
+
+def last_execution_id(spark) -> int:
+    return max(executed_plans(spark), default=-1)

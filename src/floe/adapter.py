@@ -156,7 +156,12 @@ def _literal_binding_wrapper() -> type:
     """dbt-spark's session wrapper, binding parameters with sql_literal (imports pyspark)."""
     from dbt.adapters.spark.session import SessionConnectionWrapper
 
-    from floe.runtime.spark import retry_concurrent_scan
+    from floe.runtime.spark import (
+        get_spark,
+        retry_concurrent_scan,
+        statement_marks,
+        statement_settings,
+    )
 
     class LiteralBindingSessionWrapper(SessionConnectionWrapper):
         @classmethod
@@ -166,10 +171,18 @@ def _literal_binding_wrapper() -> type:
         def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
             # A DELETE/MERGE into a table another dbt thread appends to (the shared SCD2
             # ledger) can be refused before it writes: run it again (docs/runtime.md).
-            retry_concurrent_scan(
-                lambda: super(LiteralBindingSessionWrapper, self).execute(sql, bindings),
-                what="dbt statement",
-            )
+            # A statement may ask for Spark settings of its own with a `/* floe:<name> */`
+            # comment (docs/runtime.md, "Statement settings").
+            try:
+                marks = statement_marks(sql)
+            except ValueError as exc:
+                raise DbtRuntimeError(str(exc)) from exc
+
+            def run() -> None:
+                with statement_settings(get_spark(), marks):
+                    super(LiteralBindingSessionWrapper, self).execute(sql, bindings)
+
+            retry_concurrent_scan(run, what="dbt statement")
 
     return LiteralBindingSessionWrapper
 
@@ -283,19 +296,6 @@ class FloeAdapter(SparkAdapter):
 
         inputs = _settled_inputs(relations)
         remember(get_spark(), Settings.from_env(), kind, name, inputs, salt)
-        return ""
-
-    @available
-    def floe_session_conf(self, settings: dict, unset: bool = False) -> str:
-        """Set Spark SQL settings of the session, or (`unset`) return them to their defaults."""
-        from floe.runtime import get_spark
-
-        conf = get_spark().conf
-        for key, value in settings.items():
-            if unset:
-                conf.unset(str(key))
-            else:
-                conf.set(str(key), str(value))
         return ""
 
     @available

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from floe.dbt import run_dbt
+from tests.helpers import executed_plans, last_execution_id
 
 pytestmark = pytest.mark.integration
 
@@ -86,7 +87,13 @@ def test_op_matrix_ties_and_rerun(spark, fx):
     ]
     _append(spark, "raw.src_matrix", MATRIX, changes)
     before = _snapshots(spark, "marts.cdc_matrix")
+    since = last_execution_id(spark)
     fx("cdc_matrix", 1)
+    # copy-on-write: no runtime filter (its full outer join keeps every row of the
+    # files it rewrites), and the file filter keeps its broadcast join
+    merges = [p for p in executed_plans(spark, since).values() if "MergeRows" in p]
+    assert len(merges) == 1 and "might_contain" not in merges[0], merges
+    assert "BroadcastHashJoin" in merges[0], merges
     rows = {r.id: r.name for r in spark.table("marts.cdc_matrix").collect()}
     assert rows == {1: "a3", 3: "c2", 4: "d1", 50: "x", 6: "f-late"}
     after = _snapshots(spark, "marts.cdc_matrix")
@@ -161,7 +168,12 @@ def test_composite_key_merge_on_read(spark, fx):
             ("D", "A", 2022, 0, at(5), "C", 3, 1),
         ],
     )
+    since = last_execution_id(spark)
     fx("cdc_composite", 1)
+    # merge-on-read: the MERGE pruned the table's rows by a Bloom filter of the batch's
+    # keys before the join (docs/decisions/0020-runtime-filtered-merges.md)
+    merges = [p for p in executed_plans(spark, since).values() if "MergeRows" in p]
+    assert len(merges) == 1 and "might_contain" in merges[0], merges
     rows = {(r.team, r.season): r.wins for r in spark.table("marts.cdc_composite").collect()}
     assert rows == {("A", 2020): 10, ("A", 2021): 2, ("B", 2021): 30}
     props = dict(spark.sql("show tblproperties marts.cdc_composite").collect())

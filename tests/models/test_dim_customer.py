@@ -16,6 +16,7 @@ import pytest
 
 from floe.generator import GenerateOptions, generate
 from floe.runtime.settled import RowsOf, is_settled
+from tests.helpers import executed_plans, last_execution_id
 from tests.models.scd2_oracle import SENTINEL, expected_dim
 
 pytestmark = pytest.mark.integration
@@ -147,7 +148,12 @@ def test_scd2_history_edge_cases(spark, lakehouse, dbt):
     assert rows[2][4:8] == (None, None, None, None)  # NULLs kept, no address
 
     # 2. Away for two days: one build applies both pending loads, each with its date.
+    since = last_execution_id(spark)
     dbt(["build", "-s", SELECT])
+    # one MERGE, its table side pruned by a Bloom filter of the versions' keys
+    # (merge-on-read; docs/decisions/0020-runtime-filtered-merges.md)
+    merges = [p for p in executed_plans(spark, since).values() if "MergeRows" in p]
+    assert len(merges) == 1 and "might_contain" in merges[0], merges
     rows = dim_rows(spark)
     assert rows == expected_dim(landing)
     assert_invariants(rows)

@@ -215,8 +215,17 @@ def test_a_rebuild_numbers_every_version_from_one(render, cfg):
 def test_merge_closes_and_inserts_every_load_in_one_statement(render, cfg):
     sql = render.sql("floe_scd2_merge_sql", "marts.dim", "v", COLUMNS, cfg, plan(render, cfg))
     assert_parses(sql)
+    # Merge-on-read, the statement asks for Spark's runtime filter (its source is the
+    # versions under a filter every row passes, which the filter is derived from);
+    # copy-on-write, not (docs/decisions/0020-runtime-filtered-merges.md).
+    args = ("floe_scd2_merge_sql", "marts.dim", "v", COLUMNS, cfg, plan(render, cfg))
+    assert "floe:runtime_filter" not in str(render.call(*args))
+    render.configure(tblproperties={"write.merge.mode": "merge-on-read"})
+    assert "/* floe:runtime_filter */" in str(render.call(*args))
     assert sql.startswith(
-        "merge into marts.dim as t using v as s on s._scd2_row = 'match'"
+        "merge into marts.dim as t"
+        " using (select * from v where _scd2_row in ('match', 'insert')) as s"
+        " on s._scd2_row = 'match'"
         " and t.customer_id = s.customer_id and t.rec_exp_dt = date'9999-12-31'"
         " when matched then update set t.rec_exp_dt = s._scd2_valid_to"
     )

@@ -99,3 +99,19 @@
     {%- endif -%}
     {%- do floe_apply_sort_order(relation, current) -%}
 {% endmacro %}
+
+
+{#
+    The `/* floe:runtime_filter */` mark for a MERGE into this model's table when
+    it is merge-on-read (docs/decisions/0020-runtime-filtered-merges.md): there
+    the MERGE joins the table's rows to the batch by a right outer join, whose
+    table side Spark's runtime filter prunes by the batch's keys. Copy-on-write
+    joins by a full outer join that keeps every row of the files it rewrites, and
+    the file filter it plans first wants the broadcast join the mark's settings
+    turn off, so it gets no mark.
+#}
+{% macro floe_runtime_filter_mark() -%}
+    {%- if floe_table_properties()['write.merge.mode'] == 'merge-on-read' -%}
+    /* floe:runtime_filter */
+    {%- endif -%}
+{%- endmacro %}

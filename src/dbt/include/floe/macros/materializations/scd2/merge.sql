@@ -4,14 +4,21 @@
     closed re-opened), new versions inserted. One commit: a reader never sees
     part of a build's loads. `key_filter` (floe_scd2_key_filter) bounds the
     target's scan by the keys whose rows change, so Iceberg skips data files
-    outside them (docs/decisions/0016-cdc-merge-pruning.md).
+    outside them (docs/decisions/0016-cdc-merge-pruning.md). Merge-on-read, the
+    table's rows are also filtered by a Bloom filter of the versions' keys before
+    the join shuffles them (floe_runtime_filter_mark, as in the cdc strategy:
+    docs/decisions/0020-runtime-filtered-merges.md); Spark derives it only from
+    a side it sees filtered, hence the filter every version row passes.
 #}
 {% macro floe_scd2_merge_sql(target, versions, columns, cfg, plan, reapply=false, key_filter='') %}
     {%- set vf, vt = cfg.valid_from, cfg.valid_to -%}
     {%- set sentinel = "date'" ~ cfg.sentinel ~ "'" -%}
     {%- set eff1 = "date'" ~ plan[0].eff ~ "'" -%}
+    {{ floe_runtime_filter_mark() }}
     merge into {{ target }} as t
-    using {{ versions }} as s
+    using (
+        select * from {{ versions }} where _scd2_row in ('match', 'insert')
+    ) as s
     on s._scd2_row = 'match'
         and {{ floe_scd2_key_join('t', 's', cfg.key_cols) }}
     {%- if key_filter %}

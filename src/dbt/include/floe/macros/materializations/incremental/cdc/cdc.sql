@@ -162,7 +162,8 @@
        once; a tie, NULL key or unknown op fails here): cached, or, for a
        table bucketed by its key (`cdc.buckets`), written as a scratch Iceberg
        table with the same partitioning, so the MERGE joins bucket to bucket
-       with no shuffle (storage-partitioned join, floe_cdc_spj);
+       with no shuffle (storage-partitioned join: the statements carry
+       `/* floe:storage_partitioned_join */`, docs/runtime.md);
     2. one pass over it: upsert and delete counts, each key column's bounds,
        and the key list when the batch is small (floe_cdc_key_filter), so the
        target's scan skips files the batch cannot touch;
@@ -207,7 +208,6 @@
     {%- endif -%}
     {%- set key_filter = floe_cdc_key_filter(stats, target_columns, cfg, listed) -%}
     {%- set split = cfg.split and stats.upserts > 0 -%}
-    {%- if cfg.buckets -%}{%- do floe_cdc_spj(true) -%}{%- endif -%}
     {%- call statement('main') -%}
         {{ floe_cdc_merge_sql(changes, target_relation, target_columns, payload, cfg,
             key_filter, matched_only=split) }}
@@ -218,7 +218,6 @@
         {%- endcall -%}
     {%- endif -%}
     {%- if cfg.buckets -%}
-        {%- do floe_cdc_spj(false) -%}
         {%- call statement('drop_changes_table') -%}
             drop table if exists {{ changes }} purge
         {%- endcall -%}
@@ -230,25 +229,6 @@
     {%- call statement('drop_changes_view') -%}
         drop view if exists {{ latest }}
     {%- endcall -%}
-{% endmacro %}
-
-
-{#
-    Storage-partitioned joins on (`enabled`) or back to Spark's defaults: a
-    join of two Iceberg tables partitioned alike (bucket(N, key)) then reads
-    bucket against bucket with no shuffle. Set around the statements that join
-    the bucketed batch with the table only: `preserve-data-grouping` groups an
-    Iceberg scan's files by partition, which would cost parallelism elsewhere.
-#}
-{% macro floe_cdc_spj(enabled) %}
-    {%- set confs = {
-        'spark.sql.sources.v2.bucketing.enabled': 'true',
-        'spark.sql.sources.v2.bucketing.pushPartValues.enabled': 'true',
-        'spark.sql.sources.v2.bucketing.partiallyClusteredDistribution.enabled': 'true',
-        'spark.sql.requireAllClusterKeysForCoPartition': 'false',
-        'spark.sql.iceberg.planning.preserve-data-grouping': 'true',
-    } -%}
-    {%- do adapter.floe_session_conf(confs, unset=not enabled) -%}
 {% endmacro %}
 
 

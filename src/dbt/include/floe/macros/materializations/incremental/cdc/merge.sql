@@ -14,12 +14,26 @@
     broadcasts the batch; with an INSERT clause the batch is the preserved side
     of an outer join, which cannot be broadcast, and both sides are shuffled.
     The new keys are then appended by floe_cdc_append_sql.
+
+    Merge-on-read, the table's rows are filtered by a Bloom filter of the
+    batch's keys before they are shuffled for the join (Spark's runtime filter,
+    asked for by floe_runtime_filter_mark; docs/decisions/0020-runtime-filtered-merges.md),
+    so only rows that may match reach the shuffle. Spark derives that filter
+    only from a join side it sees filtered: the source is the batch under a
+    filter every staged row passes.
 #}
 {% macro floe_cdc_merge_sql(changes, target_relation, target_columns, payload, cfg, key_filter='', matched_only=false) %}
     {%- set keys = cfg.unique_key | map('lower') | list -%}
     {%- set assignments = floe_cdc_assignments(target_columns, payload) -%}
+    {%- if cfg.buckets %}
+    /* floe:storage_partitioned_join */
+    {%- elif not matched_only %}
+    {{ floe_runtime_filter_mark() }}
+    {%- endif %}
     merge into {{ target_relation }} as floe_target
-    using {{ changes }} as floe_source
+    using (
+        select * from {{ changes }} where floe_cdc_action in ('delete', 'upsert')
+    ) as floe_source
     on
     {%- for k in cfg.unique_key %}
         floe_target.{{ k }} = floe_source.{{ k }}{{ ' and' if not loop.last }}
@@ -56,6 +70,9 @@
 {% macro floe_cdc_append_sql(changes, target_relation, target_columns, payload, cfg, key_filter='') %}
     {%- set assignments = floe_cdc_assignments(target_columns, payload) -%}
     {%- set keys = cfg.unique_key -%}
+    {%- if cfg.buckets %}
+    /* floe:storage_partitioned_join */
+    {%- endif %}
     insert into {{ target_relation }} (
     {%- for name, value in assignments %}
         {{ adapter.quote(name) }}{{ ',' if not loop.last }}
