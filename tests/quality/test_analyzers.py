@@ -30,10 +30,10 @@ from floe.quality.analyzers import (
     UniqueValueRatio,
     compute_metrics,
     infer_type,
-    one_pass_frame,
     plan,
     scan_frame,
 )
+from tests.helpers import executed_plans, last_execution_id
 
 pytestmark = pytest.mark.integration
 
@@ -185,7 +185,9 @@ def test_plan_is_one_scan_plus_one_grouping_per_column_set():
     assert len(p.scan) == 2
     assert len(p.sketch) == 2
     assert sorted(p.grouping) == [("a",), ("a", "b")]
-    assert p.passes == 4
+    assert p.passes == 4  # the scan aggregation, the sketches' query, one groupBy per set
+    two_quantiles = plan([ApproxQuantile(("a",), quantile=q) for q in (0.1, 0.9)])
+    assert two_quantiles.passes == 1  # one histogram of `a` answers both
 
 
 SCAN_ONLY = [
@@ -235,36 +237,34 @@ def test_one_pass_plan_scans_the_iceberg_table_once(spark, lakehouse):
     # Spark jobs: nine filtered analyzers cost what one aggregate costs ...
     baseline = _jobs(spark, lambda: table.agg(F.sum("amount")).collect())
     assert _jobs(spark, lambda: compute_metrics(table, SCAN_ONLY)) == baseline
-    # ... sketches (HLL, quantiles) share ONE more aggregation, however many there are,
-    # or ride on the same read with one_read=True: no job added ...
-    both = [*SCAN_ONLY, *SKETCHES]
-    assert _jobs(spark, lambda: compute_metrics(table, both)) == 2 * baseline
-    assert _jobs(spark, lambda: compute_metrics(table, both, one_read=True)) == baseline
+    # ... sketches add one query, whatever their number: a union of one groupBy per
+    # column (three quantiles of amount share one histogram) ...
+    since = last_execution_id(spark)
+    compute_metrics(table, [*SCAN_ONLY, *SKETCHES])
+    assert len(executed_plans(spark, since)) == 2
+    group_jobs = _jobs(spark, lambda: compute_metrics(table, [Uniqueness(("id",))]))
     # ... and a uniqueness column set adds one grouping, not one query per analyzer.
     grouped = [*SCAN_ONLY, Uniqueness(("id",)), Distinctness(("id",)), UniqueValueRatio(("id",))]
-    group_jobs = _jobs(spark, lambda: compute_metrics(table, [Uniqueness(("id",))]))
     assert _jobs(spark, lambda: compute_metrics(table, grouped)) == baseline + group_jobs
 
 
-def test_scan_and_sketch_analyzers_share_one_read_with_codegen_kept(spark, lakehouse):
-    spark.createDataFrame(ROWS, SCHEMA).writeTo("dq.one_read_probe").using("iceberg").create()
-    table = spark.table("dq.one_read_probe")
-    one = one_pass_frame(table, SCAN_ONLY, SKETCHES)
-    one.frame.collect()
-    # The plan that ran (adaptive execution prints the initial plan after the final one).
-    physical = one.frame._jdf.queryExecution().executedPlan().toString()
-    physical = physical.split("== Initial Plan ==")[0]
-    # One read of the table feeds both: the sketches are observed on the scanned rows ...
-    assert physical.count("BatchScan") == 1, physical
-    assert physical.count("CollectMetrics") == 1, physical
-    # ... and stay out of the aggregation, which keeps whole-stage code generation
-    # (`*(n) HashAggregate`; an imperative aggregate would make it a plain HashAggregate
-    # or an ObjectHashAggregate).
-    aggregates = re.findall(r"([*]\(\d+\) )?(\w*HashAggregate)", physical)
-    assert len(aggregates) == 2, physical
-    assert all(codegen and name == "HashAggregate" for codegen, name in aggregates), physical
-    # Same values as each analyzer computed by its own aggregation.
-    together = compute_metrics(table, [*SCAN_ONLY, *SKETCHES], one_read=True)
+def test_sketches_are_code_generated_groupbys_over_their_column_alone(spark, lakehouse):
+    from floe.quality.analyzers import _sketch_frame
+
+    spark.createDataFrame(ROWS, SCHEMA).writeTo("dq.sketch_probe").using("iceberg").create()
+    table = spark.table("dq.sketch_probe")
+    for analyzer in SKETCHES:
+        frame = _sketch_frame(table, analyzer.sketch())
+        frame.collect()
+        physical = frame._jdf.queryExecution().executedPlan().toString()
+        physical = physical.split("== Initial Plan ==")[0]
+        # Every aggregate code-generated (an imperative one would be a plain or an
+        # Object HashAggregate), and the scan reads the sketch's column only.
+        aggregates = _aggregates(physical)
+        assert aggregates and all(c and n == "HashAggregate" for c, n in aggregates), physical
+        scans = re.findall(r"BatchScan \S+\[([^\]]*)\]", physical)
+        assert [re.sub(r"#\d+L?", "", c) for c in scans] == list(analyzer.columns), physical
+    together = compute_metrics(table, [*SCAN_ONLY, *SKETCHES])
     alone = [compute_metrics(table, [a])[0].value for a in [*SCAN_ONLY, *SKETCHES]]
     assert [m.value for m in together] == pytest.approx(alone)
 
@@ -336,7 +336,8 @@ def _aggregates(physical: str) -> list[tuple[str, str]]:
 def test_bench_mix_plans_a_code_generated_scan_and_a_narrow_sketch_aggregation(spark, lakehouse):
     """The plan bench/bench_dq.py's figures rely on: the scan analyzers (regexes, data
     types, filters, compliance) in ONE aggregation fused with the table scan by
-    whole-stage code generation, the sketches in a second one reading only their columns."""
+    whole-stage code generation, each sketch a code-generated groupBy of its column."""
+    from floe.quality.analyzers import _sketch_frame
     from floe.quality.checks import parse_checks
 
     spark.sql(
@@ -380,15 +381,15 @@ def test_bench_mix_plans_a_code_generated_scan_and_a_narrow_sketch_aggregation(s
         physical
     )
 
-    sketches, _ = scan_frame(table, the_plan.sketch)
-    sketches.collect()
-    physical = sketches._jdf.queryExecution().executedPlan().toString()
-    physical = physical.split("== Initial Plan ==")[0]
-    scans = re.findall(r"BatchScan \S+\[([^\]]*)\]", physical)
-    assert len(scans) == 1 and sorted(re.sub(r"#\d+L?", "", c) for c in scans[0].split(", ")) == [
-        "amount",
-        "customer_id",
-    ], physical
+    # The sketches: one code-generated groupBy each, reading only its column.
+    for sketch in the_plan.sketches:
+        frame = _sketch_frame(table, sketch)
+        frame.collect()
+        physical = frame._jdf.queryExecution().executedPlan().toString()
+        physical = physical.split("== Initial Plan ==")[0]
+        assert all(codegen for codegen, _ in _aggregates(physical)), physical
+        scans = re.findall(r"BatchScan \S+\[([^\]]*)\]", physical)
+        assert [re.sub(r"#\d+L?", "", c) for c in scans] == [sketch.column], physical
 
 
 def test_data_types_of_one_column_share_one_classification_per_row(df):

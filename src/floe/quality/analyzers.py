@@ -2,17 +2,31 @@
 
 Deequ's central idea, kept here without its jar: every metric a table's checks need is an
 aggregate, and aggregates over the same rows can share one scan. Each *scan* analyzer
-contributes aggregate `Column`s to a single `df.agg(...)`. The two *sketch* analyzers
-(approx_count_distinct, approx_quantile) are imperative aggregates, and one of them in an
-aggregation switches Spark's whole-stage code generation off for ALL its aggregates, so
-they get a second aggregation, which reads only their columns from the columnar table.
-`one_read=True` observes them instead (`df.observe`) on the rows the first aggregation
-reads: one read and one Spark job, for sources that are costly to read twice (a view over
-joins, a DataFrame handed in). It is not the default because, on an Iceberg table, the
-observing node splits the fused scan + aggregate code generation and costs more than a
-second read of two Parquet columns (measured in bench/bench_dq.py, docs/quality.md). Each *grouping* analyzer
-(uniqueness, distinctness, unique-value ratio) needs value frequencies, so analyzers over the
-same column set share one `groupBy(columns)` whose per-filter counts feed all of them.
+contributes aggregate `Column`s to a single `df.agg(...)`, which Spark compiles into one
+code-generated loop fused with the columnar scan. The two *sketch* analyzers
+(approx_count_distinct, approx_quantile) are not written with Spark's own sketch
+functions: those are imperative aggregates, slow per value, and one of them in an
+aggregation switches whole-stage code generation off for every aggregate in it. Each is
+a code-generated `groupBy` instead, over its column only, shared by every sketch
+analyzer of that column and filter; a table's sketches run as one query, a union of
+their groupBys (docs/decisions/0017-dq-one-scan-cost.md):
+
+- approx_count_distinct: the HyperLogLog++ registers of Spark's `approx_count_distinct`
+  (same hash, same register index and rank), as a minimum per register; the estimate
+  comes from Spark's own HyperLogLog++ code on the driver, so the value is Spark's,
+  to the unit. More than `MAX_REGISTER_GROUPBYS` such columns (a profile) are counted
+  by Spark's function in one aggregation instead: a groupBy each would cost a shuffle
+  each;
+- approx_quantile: a histogram of the values over logarithmic buckets (a relative width
+  of 1/1024), with each bucket's count, least and greatest value. The bucket that holds
+  the quantile's rank gives the answer with a certificate: when its values are all equal
+  the answer is exact; when it holds at most `n / accuracy` values any of them is within
+  the rank error `percentile_approx` promises; otherwise (a dense cluster) Spark's
+  `percentile_approx` runs on that bucket's values alone, with the same accuracy.
+
+Each *grouping* analyzer (uniqueness, distinctness, unique-value ratio) needs value
+frequencies, so analyzers over the same column set share one `groupBy(columns)` whose
+per-filter counts feed all of them.
 A per-analyzer `where` filter is folded into its aggregates (`when(where, ...)`) rather
 than applied as a separate filtered query, so filters never add a scan.
 
@@ -33,13 +47,14 @@ Semantics (documented because checks are written against them):
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 # Value kinds of `data_type`, in Deequ's order of inference precedence.
 DATA_TYPE_KINDS = ("integral", "fractional", "boolean", "string")
@@ -82,6 +97,13 @@ class Analyzer:
         raise NotImplementedError
 
     def finish(self, values: Sequence[Any]) -> float | None:
+        raise NotImplementedError
+
+    # Sketch analyzers: the groupBy they read, then the metric from its rows.
+    def sketch(self) -> Sketch:
+        raise NotImplementedError
+
+    def from_sketch(self, result: SketchResult) -> float | None:
         raise NotImplementedError
 
     # Helpers shared by subclasses.
@@ -144,16 +166,17 @@ class Completeness(Analyzer):
 
 @dataclass(frozen=True)
 class ApproxCountDistinct(Analyzer):
+    """Spark's `approx_count_distinct` (HyperLogLog++, relative standard deviation 0.05),
+    from its registers computed by a code-generated groupBy (see the module docstring)."""
+
     name: ClassVar[str] = "approx_count_distinct"
     kind: ClassVar[str] = "sketch"
 
-    def aggregates(self, df: DataFrame) -> list[Column]:
-        from pyspark.sql import functions as F
+    def sketch(self) -> Sketch:
+        return Sketch("registers", self.columns[0], self.where)
 
-        return [F.approx_count_distinct(F.when(self._cond(), self._col(df)))]
-
-    def finish(self, values: Sequence[Any]) -> float | None:
-        return float(values[0])
+    def from_sketch(self, result: SketchResult) -> float | None:
+        return float(result.distinct())
 
 
 def _simple(metric: str, spark_fn: str) -> type[Analyzer]:
@@ -209,7 +232,9 @@ class MaxLength(Analyzer):
 
 @dataclass(frozen=True)
 class ApproxQuantile(Analyzer):
-    """Approximate quantile; `accuracy` 1000 = relative rank error 0.001 (Deequ uses 0.01)."""
+    """Approximate quantile within a rank error of n / `accuracy` (1000: 0.001 of the
+    values; Deequ's default is 0.01), as `percentile_approx` promises, from a histogram
+    (see the module docstring)."""
 
     name: ClassVar[str] = "approx_quantile"
     kind: ClassVar[str] = "sketch"
@@ -224,14 +249,11 @@ class ApproxQuantile(Analyzer):
     def argument(self) -> str | None:
         return repr(float(self.quantile))
 
-    def aggregates(self, df: DataFrame) -> list[Column]:
-        from pyspark.sql import functions as F
+    def sketch(self) -> Sketch:
+        return Sketch("histogram", self.columns[0], self.where)
 
-        value = F.when(self._cond(), self._col(df).cast("double"))
-        return [F.percentile_approx(value, float(self.quantile), self.accuracy)]
-
-    def finish(self, values: Sequence[Any]) -> float | None:
-        return _num(values[0])
+    def from_sketch(self, result: SketchResult) -> float | None:
+        return result.quantile(self.quantile, self.accuracy)
 
 
 @dataclass(frozen=True)
@@ -456,14 +478,218 @@ class Metric:
         return self.analyzer.where
 
 
+# --- Sketches: code-generated groupBys feeding approx_count_distinct and approx_quantile.
+
+# Spark's approx_count_distinct default: relative standard deviation 0.05, which makes
+# HyperLogLog++ address 2^9 registers (p = ceil(2 log2(1.106 / rsd))).
+HLL_RELATIVE_SD = 0.05
+HLL_P = math.ceil(2.0 * math.log(1.106 / HLL_RELATIVE_SD) / math.log(2.0))
+# Histogram buckets per unit of ln|v|: a bucket's values differ by a factor of at most
+# e^(1/1024) (0.1 %), fine enough that the median of a million spread values sits in a
+# bucket of about a thousand, coarse enough that the groupBy stays small.
+BUCKETS_PER_LN = 1024
+_BUCKET_OFFSET = 1 << 62  # keeps negative values' buckets below zero's and positive ones'
+_LONG_MAX = (1 << 63) - 1
+
+
+@dataclass(frozen=True)
+class Sketch:
+    """One groupBy over one column (rows matching `where`), shared by the sketch
+    analyzers that read it: `registers` (HyperLogLog++) or `histogram` (quantiles)."""
+
+    kind: str
+    column: str
+    where: str | None
+
+
+def _sketch_frame(df: DataFrame, sketch: Sketch) -> DataFrame:
+    """The sketch's groupBy: code-generated, over its column alone."""
+    from pyspark.sql import functions as F
+
+    value = df[sketch.column]
+    rows = df.where(_keep(df, sketch))
+    if sketch.kind == "registers":
+        # Spark's HyperLogLog++ update (HyperLogLogPlusPlusHelper.update): hash x =
+        # xxhash64(v) (floating values normalized: -0.0 as 0.0, every NaN as one),
+        # register x >>> (64 - p), rank nlz((x << p) | 2^(p-1)) + 1. The rank is
+        # monotone decreasing in w = ((x << p) | 2^(p-1)) >>> 1, a non-negative long,
+        # so the register's maximum rank is the rank of its minimum w, computed on the
+        # driver: nlz(w >>> 1) = nlz(w) + 1.
+        hashed = F.xxhash64(_normalized(value, df.schema[sketch.column].dataType))
+        w = F.shiftrightunsigned(F.shiftleft(hashed, HLL_P).bitwiseOR(F.lit(1 << (HLL_P - 1))), 1)
+        register = F.shiftrightunsigned(hashed, 64 - HLL_P).cast("int")
+        return rows.select(register.alias("r"), w.alias("w")).groupBy("r").agg(F.min("w"))
+    v = value.cast("double")
+    k = F.lit(BUCKETS_PER_LN)
+    bucket = (
+        F.when(F.isnan(v), F.lit(_LONG_MAX))  # NaN sorts last, as percentile_approx has it
+        .when(v == float("inf"), F.lit(_LONG_MAX - 1))
+        .when(v == float("-inf"), F.lit(-_LONG_MAX))
+        .when(v > 0, F.lit(_BUCKET_OFFSET) + F.floor(F.log(v) * k))
+        .when(v < 0, F.lit(-_BUCKET_OFFSET) - F.floor(F.log(-v) * k))
+        .otherwise(F.lit(0))
+    )
+    return (
+        rows.select(bucket.alias("b"), v.alias("v"))
+        .groupBy("b")
+        .agg(F.count(F.lit(1)), F.min("v"), F.max("v"))
+    )
+
+
+def _keep(df: DataFrame, sketch: Sketch) -> Column:
+    """The rows a sketch reads: its column not NULL, and its filter true."""
+    from pyspark.sql import functions as F
+
+    keep = df[sketch.column].isNotNull()
+    if sketch.where:
+        keep = keep & F.coalesce(F.expr(sketch.where), F.lit(False))
+    return keep
+
+
+def _normalized(value: Column, dtype: Any) -> Column:
+    """A floating value as Spark's HyperLogLog++ hashes it: -0.0 as 0.0, NaN as NaN."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if isinstance(dtype, (T.DoubleType, T.FloatType)):
+        zero = F.lit(0.0).cast(dtype)
+        nan = F.lit(float("nan")).cast(dtype)
+        return F.when(value == zero, zero).when(F.isnan(value), nan).otherwise(value)
+    return value
+
+
+@dataclass
+class SketchResult:
+    """The collected groupBy of one sketch, and how to read more of its column."""
+
+    sketch: Sketch
+    rows: list[tuple]
+    df: DataFrame
+    estimate: int | None = None  # approx_count_distinct computed by Spark's function
+
+    def distinct(self) -> int:
+        """Spark's HyperLogLog++ estimate of the registers (its own code, through the JVM)."""
+        if self.estimate is not None:
+            return self.estimate
+        return hll_estimate(self.df.sparkSession, {r: w for r, w in self.rows})
+
+    def quantile(self, q: float, accuracy: int) -> float | None:
+        """The value at rank ceil(q * n), to n / accuracy ranks, as percentile_approx
+        answers it (its least and greatest value within one rank error of the ends)."""
+        buckets = sorted(self.rows)
+        n = sum(count for _, count, _, _ in buckets)
+        if n == 0:
+            return None
+        if q <= 1.0 / accuracy:
+            return float(buckets[0][2])
+        if q >= 1.0 - 1.0 / accuracy:
+            return float(buckets[-1][3])
+        rank = max(1, math.ceil(q * n))
+        before, at = 0, 0
+        while before + buckets[at][1] < rank:
+            before += buckets[at][1]
+            at += 1
+        _, count, low, high = buckets[at]
+        # Every value of the bucket is within count - 1 ranks of the target.
+        if low == high or (math.isnan(low) and math.isnan(high)) or count - 1 <= n / accuracy:
+            return float(low)
+        # A dense bucket: its own values, ranked with the same accuracy (the bucket
+        # holds at most n values, so the rank error stays within n / accuracy).
+        from pyspark.sql import functions as F
+
+        inner = (rank - before) / count
+        value = self.df[self.sketch.column].cast("double")
+        keep = _keep(self.df, self.sketch) & value.between(F.lit(low), F.lit(high))
+        found = self.df.where(keep).agg(F.percentile_approx(value, inner, accuracy)).first()
+        return None if found is None or found[0] is None else float(found[0])
+
+
+def hll_estimate(spark: SparkSession, registers: dict[int, int]) -> int:
+    """Spark's own HyperLogLog++ estimate of `registers` (register -> minimum w, see
+    `_sketch_frame`): the words approx_count_distinct would have, queried through the JVM."""
+    jvm: Any = spark.sparkContext._jvm
+    helper = jvm.org.apache.spark.sql.catalyst.util.HyperLogLogPlusPlusHelper(HLL_RELATIVE_SD)
+    words = [0] * helper.numWords()
+    per_word = 64 // 6
+    for register, w in registers.items():
+        rank = 64 - int(w).bit_length()  # nlz(w >>> 1) of the 64-bit w: the register's rank
+        words[register // per_word] |= rank << (6 * (register % per_word))
+    schema = jvm.org.apache.spark.sql.types.StructType.fromDDL(
+        ", ".join(f"w{i} bigint" for i in range(len(words)))
+    )
+    row = jvm.org.apache.spark.sql.catalyst.expressions.SpecificInternalRow(schema)
+    for i, word in enumerate(words):
+        row.setLong(i, word - (1 << 64) if word > _LONG_MAX else word)
+    return int(helper.query(row, 0))
+
+
+# More approx_count_distinct columns than this in one run (a profile asks one per
+# column) are read by Spark's own HyperLogLog++ in one aggregation instead: one groupBy
+# per column costs a shuffle each, which on a small table outweighs the faster per-value
+# work (20 columns of 2,000 rows: 2.75 s against 0.58 s; the values are the same).
+MAX_REGISTER_GROUPBYS = 2
+
+
+def _run_sketches(df: DataFrame, analyzers: Sequence[Analyzer]) -> dict[tuple, float | None]:
+    """Every sketch's groupBy in one query (a union: one plan, one collect, each branch
+    reading its own column), read by all the sketch's analyzers."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    by_sketch: dict[Sketch, list[Analyzer]] = {}
+    for analyzer in analyzers:
+        by_sketch.setdefault(analyzer.sketch(), []).append(analyzer)
+    sketches = list(by_sketch)
+    results = {s: SketchResult(s, [], df) for s in sketches}
+    registers = [s for s in sketches if s.kind == "registers"]
+    if len(registers) > MAX_REGISTER_GROUPBYS:
+        counted = df.agg(
+            *[
+                F.approx_count_distinct(
+                    F.when(F.expr(s.where), df[s.column]) if s.where else df[s.column]
+                )
+                for s in registers
+            ]
+        ).first()
+        for sketch, value in zip(registers, counted or [], strict=True):
+            results[sketch].estimate = int(value)
+        sketches = [s for s in sketches if s.kind != "registers"]
+    branches = []
+    for i, sketch in enumerate(sketches):
+        frame = _sketch_frame(df, sketch)
+        c = [F.col(name) for name in frame.columns]
+        parts = [F.lit(i).alias("s"), c[0].cast("bigint").alias("k"), c[1].alias("a")]
+        if sketch.kind == "histogram":
+            parts += [c[2].alias("lo"), c[3].alias("hi")]
+        else:
+            parts += [
+                F.lit(None).cast("double").alias("lo"),
+                F.lit(None).cast("double").alias("hi"),
+            ]
+        branches.append(frame.select(*parts))
+    if branches:
+        for s, k, a, lo, hi in reduce(lambda x, y: x.unionAll(y), branches).collect():
+            histogram = sketches[s].kind == "histogram"
+            results[sketches[s]].rows.append((k, a, lo, hi) if histogram else (k, a))
+    out: dict[tuple, float | None] = {}
+    for sketch, group in by_sketch.items():
+        out.update({a.key(): a.from_sketch(results[sketch]) for a in group})
+    return out
+
+
 @dataclass
 class Plan:
-    """How `compute_metrics` will run: one aggregation for the scan analyzers, one for
-    the sketches (or observed on the first one's read), one groupBy per column set."""
+    """How `compute_metrics` will run: one aggregation for the scan analyzers, one query
+    for the sketches (a groupBy per sketch), one groupBy per uniqueness column set."""
 
     scan: list[Analyzer] = field(default_factory=list)
     sketch: list[Analyzer] = field(default_factory=list)
     grouping: dict[tuple[str, ...], list[Analyzer]] = field(default_factory=dict)
+
+    @property
+    def sketches(self) -> list[Sketch]:
+        return list(dict.fromkeys(a.sketch() for a in self.sketch))
 
     @property
     def passes(self) -> int:
@@ -505,32 +731,26 @@ def compute_metrics(
     analyzers: Sequence[Analyzer],
     *,
     cache: bool = False,
-    one_read: bool = False,
 ) -> list[Metric]:
-    """All metrics of `analyzers` on `df`: one aggregation (+ one for sketches) + one
-    groupBy per column set, whatever the number of analyzers.
+    """All metrics of `analyzers` on `df`: one aggregation for the scan analyzers, one
+    query for the sketches (a groupBy per sketch column and filter), one groupBy per
+    uniqueness column set, whatever the number of analyzers.
 
-    `one_read=True` computes the sketches on the first aggregation's read (`df.observe`):
-    scan and sketch analyzers then cost one read of `df` and one Spark job. `cache=True`
-    persists `df` when more than one pass remains planned. Both off by default: on
-    Iceberg/Parquet a second columnar scan of a few columns is cheaper than breaking the
-    fused scan + aggregate or materialising the table in memory (bench/bench_dq.py).
+    `cache=True` persists `df` when more than one pass is planned (a DataFrame that is
+    costly to compute twice); off by default: on Iceberg/Parquet each pass reads only
+    its columns, which costs less than materialising the table in memory.
     """
     from pyspark import StorageLevel
 
     _check_columns(df, analyzers)
     the_plan = plan(analyzers)
-    passes = the_plan.passes - (1 if one_read and the_plan.scan and the_plan.sketch else 0)
-    cached = cache and passes > 1
+    cached = cache and the_plan.passes > 1
     if cached:
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         values: dict[tuple, float | None] = {}
-        if one_read:
-            values.update(_run_scan(df, the_plan.scan, the_plan.sketch))
-        else:
-            values.update(_run_scan(df, the_plan.scan))
-            values.update(_run_scan(df, the_plan.sketch))
+        values.update(_run_scan(df, the_plan.scan))
+        values.update(_run_sketches(df, the_plan.sketch))
         for columns, group in the_plan.grouping.items():
             values.update(_run_grouping(df, columns, group))
     finally:
@@ -567,59 +787,12 @@ def scan_frame(
     return df.agg(*exprs), slices
 
 
-@dataclass
-class OnePass:
-    """The one query of a check run: the codegen-able aggregation `frame` over a scan that
-    also feeds the sketches to `observation` (read after `frame` has been collected)."""
-
-    frame: DataFrame
-    slices: list[tuple[Analyzer, int, int]]
-    observation: Any = None
-    sketch_slices: list[tuple[Analyzer, int, int]] = field(default_factory=list)
-
-
-def one_pass_frame(
-    df: DataFrame, scan: Sequence[Analyzer], sketch: Sequence[Analyzer] = ()
-) -> OnePass:
-    """Scan and sketch analyzers over ONE read of `df`.
-
-    HLL++ and percentile sketches are imperative aggregates: in the aggregation they
-    would switch whole-stage code generation off for every aggregate in it, and in a
-    second aggregation they would read the table again. So they are computed by
-    `df.observe(...)` (a CollectMetrics node, accumulators fed by the same rows) under the
-    codegen-able aggregation of the scan analyzers: one scan, one job, codegen kept.
-    """
-    import uuid
-
-    from pyspark.sql import Observation
-
-    if not scan:  # sketches alone: one aggregation of their own is already one scan
-        frame, slices = scan_frame(df, sketch)
-        return OnePass(frame, slices)
-    if not sketch:
-        frame, slices = scan_frame(df, scan)
-        return OnePass(frame, slices)
-    sketch_exprs, sketch_slices = _aggregate_columns(df, sketch, "_s")
-    # A unique name: concurrent check runs (dbt threads) share the session's listener bus.
-    observation = Observation(f"floe_dq_{uuid.uuid4().hex}")
-    observed = _with_shared_kinds(df.observe(observation, *sketch_exprs), scan)
-    scan_exprs, slices = _aggregate_columns(observed, scan, "_m")
-    return OnePass(observed.agg(*scan_exprs), slices, observation, sketch_slices)
-
-
-def _run_scan(
-    df: DataFrame, scan: Sequence[Analyzer], sketch: Sequence[Analyzer] = ()
-) -> dict[tuple, float | None]:
-    if not scan and not sketch:
+def _run_scan(df: DataFrame, scan: Sequence[Analyzer]) -> dict[tuple, float | None]:
+    if not scan:
         return {}
-    one = one_pass_frame(df, scan, sketch)
-    row = list(one.frame.collect()[0])
-    out = {a.key(): a.finish(row[start:end]) for a, start, end in one.slices}
-    if one.observation is not None:
-        observed = one.observation.get  # set once the query above has finished
-        values = [observed[f"_s{i}"] for i in range(len(observed))]
-        out.update({a.key(): a.finish(values[s:e]) for a, s, e in one.sketch_slices})
-    return out
+    frame, slices = scan_frame(df, scan)
+    row = list(frame.collect()[0])
+    return {a.key(): a.finish(row[start:end]) for a, start, end in slices}
 
 
 def _run_grouping(

@@ -72,8 +72,8 @@ def verify(
     # table and recomputes nothing.
     unchanged = metrics is not None
     if metrics is None:
-        # A DataFrame handed in may be costly to compute twice: sketches ride on its one read.
-        metrics = compute_metrics(frame, analyzers, one_read=df is not None)
+        # A DataFrame handed in may be costly to compute twice: cached for its passes.
+        metrics = compute_metrics(frame, analyzers, cache=df is not None)
     by_key = {m.analyzer.key(): m.value for m in metrics}
 
     past = recorded.history(run_id) if (recorded is not None and needs_history) else {}

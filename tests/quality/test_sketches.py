@@ -1,0 +1,157 @@
+"""The sketch analyzers against Spark's own functions and exact answers.
+
+approx_count_distinct must equal Spark's `approx_count_distinct` to the unit (same
+HyperLogLog++ registers, Spark's own estimator); approx_quantile must answer within the
+rank error `percentile_approx` promises (n / accuracy ranks of the exact quantile), on
+spread values, heavy duplicates, dense clusters (the refining path), signs, zeros,
+infinities and NaN.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import random
+
+import pytest
+from pyspark.sql import functions as F
+
+from floe.quality import analyzers as A
+from floe.quality.analyzers import ApproxCountDistinct, ApproxQuantile, compute_metrics
+
+pytestmark = pytest.mark.integration
+
+
+def _distinct(df, column, where=None):
+    return compute_metrics(df, [ApproxCountDistinct((column,), where=where)])[0].value
+
+
+def _spark_distinct(df, column, where=None):
+    value = F.col(column) if where is None else F.when(F.expr(where), F.col(column))
+    return float(df.agg(F.approx_count_distinct(value)).first()[0])
+
+
+@pytest.mark.parametrize("rows", [0, 1, 7, 300, 5000, 60000])
+def test_distinct_equals_sparks_own_estimate_across_its_ranges(spark, rows):
+    """Linear counting (few values), the bias-corrected range and plain HyperLogLog."""
+    df = spark.range(rows).selectExpr(
+        "id",
+        "cast(id * 7919 % 100003 as bigint) as n",
+        "concat('k', id % 997) as s",
+        "id / 3.0d as d",
+        "cast(id % 40 as decimal(10, 2)) as dec",
+        "date_add(date'2020-01-01', cast(id % 500 as int)) as day",
+        "id % 2 = 0 as flag",
+    )
+    for column in ("id", "n", "s", "d", "dec", "day", "flag"):
+        assert _distinct(df, column) == _spark_distinct(df, column), column
+    assert _distinct(df, "n", "id % 3 = 0") == _spark_distinct(df, "n", "id % 3 = 0")
+
+
+def test_many_distinct_columns_at_once_give_the_same_values(spark):
+    """A profile counts every column: past MAX_REGISTER_GROUPBYS they go through Spark's
+    function in one aggregation, with the values the register groupBys give."""
+    df = spark.range(3000).selectExpr(
+        *[f"cast(id * {k} % 211 as string) as c{k}" for k in range(1, 8)]
+    )
+    assert len(df.columns) > A.MAX_REGISTER_GROUPBYS
+    together = compute_metrics(df, [ApproxCountDistinct((c,)) for c in df.columns])
+    alone = [_distinct(df, c) for c in df.columns]
+    assert [m.value for m in together] == alone == [_spark_distinct(df, c) for c in df.columns]
+
+
+def test_distinct_normalizes_floating_values_as_spark_does(spark):
+    values = [0.0, -0.0, float("nan"), float("inf"), float("-inf"), 1.5, None, 1.5]
+    df = spark.createDataFrame([(v,) for v in values], "x double")
+    floats = spark.createDataFrame([(v,) for v in values], "x float")
+    assert _distinct(df, "x") == _spark_distinct(df, "x") == 5.0
+    assert _distinct(floats, "x") == _spark_distinct(floats, "x") == 5.0
+
+
+def test_estimate_of_no_registers_is_zero(spark):
+    assert A.hll_estimate(spark, {}) == 0
+    assert _distinct(spark.createDataFrame([(None,)], "x string"), "x") == 0.0
+
+
+def _rank_error(sorted_values, answer, q):
+    """How many ranks `answer` is from rank ceil(q * n), the smallest if it repeats."""
+    n = len(sorted_values)
+    target = max(1, math.ceil(q * n))
+    if answer is None or (isinstance(answer, float) and math.isnan(answer)):
+        first = bisect.bisect_left(sorted_values, math.inf)  # NaN is last: after +inf
+        last = n
+    else:
+        first = bisect.bisect_left(sorted_values, answer) + 1
+        last = bisect.bisect_right(sorted_values, answer)
+    if first <= target <= last:
+        return 0
+    return min(abs(target - first), abs(target - last))
+
+
+QS = (0.0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0)
+
+
+def _datasets():
+    rnd = random.Random(17)
+    yield "spread", [rnd.uniform(-1000, 1000) for _ in range(20000)]
+    yield "duplicates", [float(rnd.randint(0, 5)) for _ in range(20000)]
+    # A dense cluster: most values within one bucket (a factor of 1.0001), all distinct.
+    yield (
+        "cluster",
+        [1000.0 + rnd.random() * 0.05 for _ in range(20000)]
+        + [rnd.uniform(1, 1e6) for _ in range(200)],
+    )
+    yield "heavy_tail", [rnd.paretovariate(0.7) for _ in range(20000)]
+    yield (
+        "edges",
+        [0.0, -0.0, float("inf"), float("-inf"), 5e-324, -5e-324, 1e308] * 300
+        + [rnd.gauss(0, 1) for _ in range(3000)],
+    )
+
+
+@pytest.mark.parametrize("name, values", list(_datasets()), ids=[n for n, _ in _datasets()])
+@pytest.mark.parametrize("accuracy", [1000, 100])
+def test_quantiles_are_within_the_rank_error_percentile_approx_promises(
+    spark, name, values, accuracy
+):
+    df = spark.createDataFrame([(v,) for v in values] + [(None,)], "x double")
+    got = compute_metrics(df, [ApproxQuantile(("x",), quantile=q, accuracy=accuracy) for q in QS])
+    ordered = sorted(values)
+    bound = len(values) / accuracy
+    for q, metric in zip(QS, got, strict=True):
+        assert _rank_error(ordered, metric.value, q) <= bound, (name, q, metric.value)
+
+
+def test_a_dense_bucket_is_refined_on_its_own_values(spark, monkeypatch):
+    """The cluster's bucket holds more values than the rank error allows: the answer
+    comes from percentile_approx over that bucket's values alone, and is within it."""
+    rnd = random.Random(3)
+    values = [1000.0 + rnd.random() * 0.05 for _ in range(5000)]
+    df = spark.createDataFrame([(v,) for v in values], "x double")
+    import pyspark.sql.functions as functions
+
+    refined = []
+    original = functions.percentile_approx
+
+    def spy(col, percentage, accuracy=10000):
+        refined.append((percentage, accuracy))
+        return original(col, percentage, accuracy)
+
+    monkeypatch.setattr(functions, "percentile_approx", spy)
+    frame = A._sketch_frame(df, A.Sketch("histogram", "x", None))
+    assert len(frame.collect()) <= 2  # the whole cluster in one or two buckets
+    value = compute_metrics(df, [ApproxQuantile(("x",), quantile=0.5)])[0].value
+    assert refined
+    assert _rank_error(sorted(values), value, 0.5) <= len(values) / 1000
+
+
+def test_quantile_of_nothing_is_none_and_filters_apply(spark):
+    df = spark.createDataFrame(
+        [(1.0, "a"), (2.0, "b"), (3.0, "a"), (None, "a")], "x double, g string"
+    )
+    none = spark.createDataFrame([(None,)], "x double")
+    assert compute_metrics(none, [ApproxQuantile(("x",))])[0].value is None
+    got = compute_metrics(df, [ApproxQuantile(("x",), quantile=1.0, where="g = 'a'")])
+    assert got[0].value == 3.0
+    got = compute_metrics(df, [ApproxQuantile(("x",), quantile=0.5, where="g = 'a'")])
+    assert got[0].value == 1.0  # rank ceil(0.5 * 2) = 1 of (1, 3)
