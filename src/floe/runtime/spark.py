@@ -232,6 +232,10 @@ STATEMENT_SETTINGS: dict[str, dict[str, str]] = {
         "spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold": "1PB",
         "spark.sql.autoBroadcastJoinThreshold": "-1",
     },
+    # A plan whose shuffles its windows fix (the scd2 versions): adaptive execution
+    # can change nothing in it but submits each shuffle stage as a job of its own and
+    # plans again after it (0.85 -> 0.64 s for the bench's versions; docs/scd2.md).
+    "static_plan": {"spark.sql.adaptive.enabled": "false"},
     # A join of two Iceberg tables partitioned alike (bucket(N, key)) reads bucket
     # against bucket with no shuffle. Scoped to the statements that join a bucketed
     # CDC batch with its table: `preserve-data-grouping` groups an Iceberg scan's
@@ -324,7 +328,8 @@ def freeze_view(spark: SparkSession, view: str, name: str) -> None:
     (docs/scd2.md, "One statement"). Free with
     :func:`release_view`; freezing ``name`` again frees the rows it held.
     """
-    frame = spark.table(_view_name(view)).localCheckpoint(eager=True)
+    with statement_settings(spark, ["static_plan"]):
+        frame = spark.table(_view_name(view)).localCheckpoint(eager=True)
     release_view(spark, name)
     with _FROZEN_LOCK:
         _FROZEN[name] = frame
