@@ -28,10 +28,12 @@ inherits everything from dbt-spark (`dependencies=["spark"]`) and adds:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
 import functools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,10 +100,14 @@ class FloeConnectionManager(SparkConnectionManager):
 
         from floe.runtime import get_spark
 
-        spark = get_spark()
+        # The lock before the session: starting it creates the fixed schemas, already a
+        # catalog write, which a second build racing the first lost with SQLite's
+        # SQLITE_BUSY_SNAPSHOT (docs/reliability.md, "Concurrent writers").
+        _take_writer_lock()
+        with _catalog_contention("starting the Spark session"):
+            spark = get_spark()
         if connection.credentials.require_cluster:
             _require_cluster(spark)
-        _take_writer_lock()
         connection = super().open(connection)
         if isinstance(connection.handle, SessionConnectionWrapper):
             connection.handle = _literal_binding_wrapper()(connection.handle.handle)
@@ -138,6 +144,23 @@ def _take_writer_lock() -> None:
         acquire(Settings.from_env(), DBT_LOCK_OWNER, command=f"dbt {which}")
     except WriterLockTimeout as exc:
         raise DbtRuntimeError(str(exc)) from exc
+
+
+@contextlib.contextmanager
+def _catalog_contention(doing: str) -> Iterator[None]:
+    """Catalog contention (a write lost to another process) as a clear dbt error that
+    names the other writer, instead of the JDBC driver's trace."""
+    try:
+        yield
+    except Exception as exc:
+        from floe.runtime.locking import is_catalog_contention
+
+        if not is_catalog_contention(exc):
+            raise
+        from floe.runtime import Settings
+        from floe.runtime.locking import catalog_busy
+
+        raise DbtRuntimeError(str(catalog_busy(Settings.from_env(), exc, doing))) from exc
 
 
 def _require_cluster(spark: Any) -> None:
@@ -182,7 +205,8 @@ def _literal_binding_wrapper() -> type:
                 with statement_settings(get_spark(), marks):
                     super(LiteralBindingSessionWrapper, self).execute(sql, bindings)
 
-            retry_concurrent_scan(run, what="dbt statement")
+            with _catalog_contention("running a dbt statement"):
+                retry_concurrent_scan(run, what="dbt statement")
 
     return LiteralBindingSessionWrapper
 

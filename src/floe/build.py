@@ -76,11 +76,6 @@ def build(
         opts = GenerateOptions(landing=settings.landing, days=days, scale=scale)
         report = generate(opts, missing)
         click.echo(f"generated {len(report.written)} demo files for {', '.join(missing)}")
-    started = time.perf_counter()
-    spark = get_spark(settings)
-    click.echo(
-        f"Spark ready in {time.perf_counter() - started:.1f}s (catalog {settings.catalog_uri})"
-    )
     args = ["build"]
     for sel in select:
         args += ["--select", sel]
@@ -88,9 +83,16 @@ def build(
         args.append("--full-refresh")
     if not unit_tests:
         args += ["--exclude-resource-type", "unit_test"]
-    # Held across dbt; the adapter's own acquisition re-enters it.
+    # Held across the session start (it creates the fixed schemas: a catalog write) and
+    # dbt; the adapter's own acquisition re-enters it (docs/reliability.md).
     try:
         with writer_lock(settings, "floe build"):
+            started = time.perf_counter()
+            spark = get_spark(settings)
+            click.echo(
+                f"Spark ready in {time.perf_counter() - started:.1f}s "
+                f"(catalog {settings.catalog_uri})"
+            )
             run = run_dbt(args, settings=settings)
     except WriterLockTimeout as exc:
         raise click.ClickException(str(exc)) from exc

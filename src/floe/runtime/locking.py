@@ -58,6 +58,16 @@ class WriterLockTimeout(RuntimeError):
     """Another process held the writer lock for longer than ``FLOE_LOCK_TIMEOUT``."""
 
 
+class CatalogBusy(RuntimeError):
+    """The catalog database refused a write because another process wrote meanwhile."""
+
+
+# How the catalog databases report a write that lost to another connection's: SQLite's
+# SQLITE_BUSY / SQLITE_BUSY_SNAPSHOT (WAL: a read snapshot older than the last commit
+# cannot become a write) and "database is locked" (busy_timeout ran out).
+CONTENTION_MARKS = ("SQLITE_BUSY", "database is locked")
+
+
 @dataclass(frozen=True)
 class Holder:
     """Who holds (or last held) the writer lock."""
@@ -347,6 +357,45 @@ def is_held(settings: Settings) -> bool:
     """Whether this process holds the writer lock of ``settings``'s warehouse."""
     with _STATE:
         return backend_for(settings).key in _HELD
+
+
+def is_catalog_contention(error: BaseException | str) -> bool:
+    """Whether ``error`` (or its text) is the catalog refusing a write it lost to another."""
+    text = str(error)
+    return any(mark in text for mark in CONTENTION_MARKS)
+
+
+def catalog_busy(settings: Settings, error: BaseException | str, doing: str) -> CatalogBusy:
+    """A clear :class:`CatalogBusy` for ``error`` (catalog contention) while ``doing``.
+
+    Names the process holding the warehouse's writer lock, if another one does, else
+    the last recorded holder: the writer this process collided with.
+    """
+    try:
+        backend = backend_for(settings)
+        holder = backend.holder()
+    except Exception:  # the message must not fail on a second error
+        holder = None
+    if holder is not None and holder.pid == os.getpid() and holder.host == socket.gethostname():
+        who = (
+            "this process holds the writer lock, so the other writer did not take it: "
+            "a floe reader creating the fixed schemas on a new warehouse, or a program "
+            "outside floe writing the catalog"
+        )
+    elif holder is not None:
+        who = f"the other writer is {holder.describe()}"
+    else:
+        who = (
+            "no floe writer holds the writer lock now: the other writer was a floe reader "
+            "creating the fixed schemas on a new warehouse, or a program outside floe"
+        )
+    return CatalogBusy(
+        f"the catalog {settings.catalog_uri.split('?')[0]} refused a write while {doing}, because another "
+        f"process wrote to it at the same moment ({who}). Nothing of the refused statement "
+        "was committed: run this command again. floe's writers take turns on the writer "
+        "lock; write the warehouse only through them (docs/reliability.md, "
+        '"Concurrent writers").'
+    )
 
 
 @contextlib.contextmanager

@@ -32,10 +32,17 @@ def stream(window: str, max_files_per_trigger: int, available_now: bool) -> None
     resumes from the checkpoint under $FLOE_HOME/state/stream.
     """
     from floe.runtime import get_spark
+    from floe.runtime.locking import WriterLockTimeout, writer_lock
     from floe.streaming.job import StreamJob
 
     settings = Settings.from_env()
-    spark = get_spark(settings)
+    # The session start creates the fixed schemas (a catalog write): under the writer
+    # lock, like every batch (docs/reliability.md).
+    try:
+        with writer_lock(settings, "floe stream"):
+            spark = get_spark(settings)
+    except WriterLockTimeout as exc:
+        raise click.ClickException(str(exc)) from exc
     job = StreamJob(
         spark,
         settings,
