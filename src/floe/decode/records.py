@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import binascii
 import io
+import re
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -282,6 +283,112 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
+_STRUCTURE = re.compile(rb'["{}\[\]]')
+_SCALAR = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
+_WHITESPACE = b" \t\r\n"
+_BACKSLASH = 0x5C
+
+
+def _skip_whitespace(buf: bytes, i: int) -> int:
+    n = len(buf)
+    while i < n and buf[i] in _WHITESPACE:
+        i += 1
+    return i
+
+
+def _string_end(buf: bytes, i: int) -> int:
+    """Index just past the JSON string starting at ``buf[i]`` (a quote); -1 if it is cut."""
+    j = i + 1
+    while True:
+        k = buf.find(b'"', j)
+        if k < 0:
+            return -1
+        b = k - 1
+        while buf[b] == _BACKSLASH:
+            b -= 1
+        if (k - 1 - b) % 2 == 0:  # an even run of backslashes: the quote is not escaped
+            return k + 1
+        j = k + 1
+
+
+def _container_end(buf: bytes, i: int) -> int:
+    """Index just past the JSON object or array starting at ``buf[i]``; -1 if it is cut."""
+    depth = 0
+    at = i
+    while True:
+        m = _STRUCTURE.search(buf, at)
+        if m is None:
+            return -1
+        c = buf[m.start()]
+        if c == 0x22:  # a string: skip it whole (it may hold brackets)
+            at = _string_end(buf, m.start())
+            if at < 0:
+                return -1
+            continue
+        depth += 1 if c in b"{[" else -1
+        at = m.end()
+        if depth == 0:
+            return at
+
+
+def scan_envelope_fields(line: bytes | memoryview, limit: int) -> dict[str, str]:
+    """The envelope fields (``ENVELOPE_FIELDS``) readable in the first ``limit`` bytes
+    of a line that is not a whole, valid envelope (too long, not JSON, no string data).
+
+    A bounded, forward scan of the top-level object's members: values of other members
+    (``data`` above all) are skipped without being parsed, by C-level searches; a
+    member cut by the end of what is scanned, or anything that is not JSON, ends the
+    scan with what was read so far. Only complete string or number values are taken.
+    """
+    import orjson
+
+    buf = bytes(line[:limit])
+    names = {kinesis: name for name, kinesis in ENVELOPE_FIELDS}
+    found: dict[str, str] = {}
+    n = len(buf)
+    i = _skip_whitespace(buf, 0)
+    if i >= n or buf[i] != 0x7B:  # not an object
+        return found
+    i += 1
+    while True:
+        i = _skip_whitespace(buf, i)
+        if i < n and buf[i] == 0x2C:  # the comma between members
+            i = _skip_whitespace(buf, i + 1)
+        if i >= n or buf[i] != 0x22:  # the end of the object, a cut, or not JSON
+            return found
+        key_end = _string_end(buf, i)
+        if key_end < 0:
+            return found
+        key = buf[i:key_end]
+        i = _skip_whitespace(buf, key_end)
+        if i >= n or buf[i] != 0x3A:  # ':'
+            return found
+        i = _skip_whitespace(buf, i + 1)
+        if i >= n:
+            return found
+        token: bytes | None = None
+        if buf[i] == 0x22:
+            end = _string_end(buf, i)
+            token = buf[i:end]
+        elif buf[i] in b"{[":
+            end = _container_end(buf, i)
+        else:
+            m = _SCALAR.match(buf, i)
+            end = m.end() if m is not None and m.end() < n else -1  # at n: maybe cut
+            token = m.group() if m is not None else None
+        if end < 0:
+            return found
+        i = end
+        try:
+            name = names.get(orjson.loads(key))
+            value = orjson.loads(token) if name is not None and token is not None else None
+        except orjson.JSONDecodeError:
+            continue  # not valid JSON text (bad UTF-8, a lone surrogate): not read
+        text = _text(value)
+        if name is not None and text is not None:
+            found[name] = text
+
+
 @dataclass
 class BatchColumns:
     """The decoded columns of one batch of lines, before Arrow."""
@@ -296,6 +403,11 @@ class BatchColumns:
     raw_data: list[Any]
     raw_bytes: list[Any]
     texts: list[Any]  # every row's envelope data text (references; for cast failures)
+
+
+def _carry_envelope(out: BatchColumns, i: int, fields: Mapping[str, str | None]) -> None:
+    for name, value in fields.items():
+        out.envelope[name][i] = value
 
 
 def _line_text(line: bytes | memoryview) -> str:
@@ -344,6 +456,7 @@ def decode_lines_batch(
                 f"(FLOE_DECODE_MAX_LINE_BYTES); raw_data holds its first {RAW_PREFIX} characters"
             )
             out.raw_data[i] = _line_text(line[: RAW_PREFIX * 4])[:RAW_PREFIX]
+            _carry_envelope(out, i, scan_envelope_fields(line, max_line))
             continue
         try:
             envelope = loads(line)
@@ -360,6 +473,12 @@ def decode_lines_batch(
             out.details[i] = _short(f"line is {why}")
             out.raw_data[i] = _line_text(line)
             out.raw_bytes[i] = bytes(line)
+            # Whatever envelope fields can be read, so that an operator finds the
+            # record by its sequence number (docs/feeds.md, "Hostile input").
+            if type(envelope) is dict:
+                _carry_envelope(out, i, {n: _text(envelope.get(k)) for n, k in ENVELOPE_FIELDS})
+            else:
+                _carry_envelope(out, i, scan_envelope_fields(line, max_line))
             continue
         assert isinstance(envelope, dict)
         texts[i] = data
