@@ -5,7 +5,7 @@ Pure Python, no Spark: the functions here run in executors' Python workers
 
 Every line yields exactly one result. A line either decodes into a record of the
 stream's schema, or carries a stable code and a readable detail (docs/feeds.md,
-"Quarantine codes"). Nothing a single record holds can stop the batch: the caps of
+"Hostile input"). Nothing a single record holds can stop the batch: the caps of
 :class:`DecodeLimits` bound what one record may cost (line length, framed size,
 inflated size, JSON depth), and anything unexpected — ``RecursionError``,
 ``MemoryError``, a bug — is caught per record and quarantined with its own code.

@@ -10,6 +10,7 @@ import click
 from floe.runtime.spark import SCHEMAS
 
 if TYPE_CHECKING:
+    from floe.maintenance.core import PeerReferences
     from floe.runtime import Settings
 
 
@@ -44,6 +45,7 @@ def _maintain(settings: Settings, schemas: tuple[str, ...], tables: tuple[str, .
     from floe.runtime import get_spark
 
     spark = get_spark(settings)
+    peers = _peers(settings)
     targets = list(tables) or tables_in(spark, schemas or SCHEMAS)
     if not targets:
         click.echo("no Iceberg tables found")
@@ -52,10 +54,49 @@ def _maintain(settings: Settings, schemas: tuple[str, ...], tables: tuple[str, .
     for i, table in enumerate(targets, 1):
         click.echo(f"[{i}/{len(targets)}] {table} ...", err=True)
         try:
-            click.echo(maintain_table(spark, table, catalog=settings.catalog_name).line())
+            report = maintain_table(spark, table, catalog=settings.catalog_name, peers=peers)
+            click.echo(report.line())
         except Exception as exc:  # one table's failure must not stop the others
             failed.append(table)
             click.echo(f"{table}: FAILED {type(exc).__name__}: {exc}", err=True)
     if failed:
         click.echo(f"maintenance failed for: {', '.join(failed)}", err=True)
         sys.exit(1)
+
+
+def _peers(settings: Settings) -> PeerReferences | None:
+    """What the other catalogs on this warehouse reference (``floe catalog migrate``'s
+    sources), kept by maintenance; None when there are none."""
+    from floe.maintenance.core import peer_references
+    from floe.runtime.catalog import CatalogDatabase, open_catalog_at
+    from floe.runtime.catalog_migration import peer_catalogs
+
+    uris = peer_catalogs(CatalogDatabase.of(settings), settings.catalog_name)
+    if not uris:
+        return None
+    catalogs = []
+    try:
+        for uri in uris:
+            database = CatalogDatabase(uri, settings.catalog_user, settings.catalog_password)
+            try:
+                catalogs.append(
+                    open_catalog_at(database, settings.warehouse, settings.catalog_name)
+                )
+            except Exception as exc:
+                raise click.ClickException(
+                    f"cannot read the catalog {database.display}, which shares this warehouse "
+                    f"(a source of `floe catalog migrate`): {exc}. Maintenance would delete "
+                    "files it still references, so nothing was maintained; make it readable, "
+                    "or remove its row from floe_catalog_peers once nothing reads it "
+                    '(docs/cluster.md, "Catalog migration").'
+                ) from exc
+        refs = peer_references(catalogs)
+    finally:
+        for catalog in catalogs:
+            catalog.close()
+    click.echo(
+        f"keeping what {len(uris)} other catalog(s) on this warehouse reference: "
+        f"{len(refs.files)} files",
+        err=True,
+    )
+    return refs

@@ -16,6 +16,12 @@ run right after the first commits nothing.
 Safe while nothing else writes: orphan removal cannot tell a file a concurrent
 writer is about to commit from garbage, which is why it only removes files
 older than `orphan-age-days` (default 3).
+
+Other catalogs on the same warehouse (*peers*: the sources of `floe catalog
+migrate`, retired but still readable) keep reading their tables: each peer table's
+current snapshot gets a tag (`floe_peer_<snapshot id>`) before expiry, so expiry keeps
+its files, and orphan removal deletes no file a peer's current table state references
+(its metadata file, manifest list, manifests, data and delete files).
 """
 
 from __future__ import annotations
@@ -33,6 +39,87 @@ if TYPE_CHECKING:
 DAY_MS = 86_400_000
 # `schema.table`, plain identifiers: table names are pasted into procedure calls.
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass
+class PeerReferences:
+    """What the other catalogs on this warehouse reference: per ``schema.table`` the
+    snapshot ids they read, and every file (normalized: :func:`normal_location`)."""
+
+    snapshots: dict[str, set[int]] = field(default_factory=dict)
+    files: set[str] = field(default_factory=set)
+
+
+def normal_location(location: str) -> str:
+    """A file location as Spark (``file:/a``) and pyiceberg (``file:///a``) both write it."""
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(location)
+    if parsed.scheme in ("", "file"):
+        return unquote(parsed.path)
+    scheme = "s3" if parsed.scheme in ("s3a", "s3n") else parsed.scheme
+    return f"{scheme}://{parsed.netloc}{parsed.path}"
+
+
+def peer_references(catalogs: list[Any]) -> PeerReferences:
+    """The current state of every table of the given pyiceberg catalogs (the peers)."""
+    refs = PeerReferences()
+    for catalog in catalogs:
+        for namespace in catalog.list_namespaces():
+            for identifier in catalog.list_tables(namespace):
+                table = catalog.load_table(identifier)
+                refs.files.add(normal_location(table.metadata_location))
+                snapshot = table.current_snapshot()
+                if snapshot is None:
+                    continue
+                name = ".".join(identifier)
+                refs.snapshots.setdefault(name, set()).add(snapshot.snapshot_id)
+                refs.files.add(normal_location(snapshot.manifest_list))
+                for manifest in snapshot.manifests(table.io):
+                    refs.files.add(normal_location(manifest.manifest_path))
+                    for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+                        refs.files.add(normal_location(entry.data_file.file_path))
+    return refs
+
+
+def _tag_peer_snapshots(
+    spark: SparkSession, table: str, peers: PeerReferences, catalog: str
+) -> list[int]:
+    """Tag each peer's current snapshot still in ``table``, so expiry keeps its files."""
+    known = {
+        row[0]
+        for row in spark.sql(f"select snapshot_id from {catalog}.{table}.snapshots").collect()
+    }
+    tagged = []
+    for snapshot_id in sorted(peers.snapshots.get(table, set()) & known):
+        spark.sql(
+            f"alter table {catalog}.{table} create tag if not exists "
+            f"floe_peer_{int(snapshot_id)} as of version {int(snapshot_id)}"
+        )
+        tagged.append(snapshot_id)
+    return tagged
+
+
+def _remove_orphans_but_peers(
+    spark: SparkSession, table: str, cutoff: datetime, peers: PeerReferences, catalog: str
+) -> list[str]:
+    """Iceberg's orphan candidates (a dry run), less what a peer references, deleted."""
+    quoted = table.replace("'", "''")
+    candidates = spark.sql(
+        f"call {catalog}.system.remove_orphan_files(table => '{quoted}', "
+        f"older_than => timestamp '{cutoff:%Y-%m-%d %H:%M:%S}', dry_run => true)"
+    ).collect()
+    jvm: Any = spark._jvm
+    conf = spark._jsparkSession.sessionState().newHadoopConf()
+    removed = []
+    for row in candidates:
+        location = str(row[0])
+        if normal_location(location) in peers.files:
+            continue
+        path = jvm.org.apache.hadoop.fs.Path(location)
+        path.getFileSystem(conf).delete(path, False)
+        removed.append(location)
+    return removed
 
 
 @dataclass(frozen=True)
@@ -134,8 +221,12 @@ def maintain_table(
     *,
     catalog: str = "lake",
     now: datetime | None = None,
+    peers: PeerReferences | None = None,
 ) -> TableReport:
-    """Compact, rewrite manifests, expire snapshots and remove orphans of `table` per policy."""
+    """Compact, rewrite manifests, expire snapshots and remove orphans of `table` per policy.
+
+    ``peers``: what other catalogs on the warehouse reference, kept (module doc).
+    """
     if not _TABLE_NAME.match(table):
         raise ValueError(f"table {table!r} is not schema.table (letters, digits, underscores)")
     policy = policy or MaintenancePolicy.from_properties(table_properties(spark, table))
@@ -174,6 +265,10 @@ def maintain_table(
 
     # measured after compaction, so its snapshots count against the age policy too
     cutoff = (now or datetime.now()) - timedelta(milliseconds=policy.max_snapshot_age_ms)
+    if peers is not None:
+        tagged = _tag_peer_snapshots(spark, table, peers, catalog)
+        if tagged:
+            report.actions.append(f"kept peer snapshots: {len(tagged)}")
     snapshots_before = _state(spark, table).snapshots
     if snapshots_before > policy.keep_snapshots:
         spark.sql(
@@ -186,10 +281,13 @@ def maintain_table(
             report.actions.append(f"expire_snapshots: {report.expired_snapshots}")
 
     orphan_cutoff = (now or datetime.now()) - timedelta(days=policy.orphan_age_days)
-    orphans = spark.sql(
-        f"call {catalog}.system.remove_orphan_files(table => '{quoted}', "
-        f"older_than => timestamp '{orphan_cutoff:%Y-%m-%d %H:%M:%S}')"
-    ).collect()
+    if peers is not None and peers.files:
+        orphans: list[Any] = _remove_orphans_but_peers(spark, table, orphan_cutoff, peers, catalog)
+    else:
+        orphans = spark.sql(
+            f"call {catalog}.system.remove_orphan_files(table => '{quoted}', "
+            f"older_than => timestamp '{orphan_cutoff:%Y-%m-%d %H:%M:%S}')"
+        ).collect()
     report.orphans_removed = len(orphans)
     if orphans:
         report.actions.append(f"remove_orphan_files: {len(orphans)}")

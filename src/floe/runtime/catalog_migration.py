@@ -14,7 +14,13 @@ data files — stays in the warehouse. So migrating copies the rows of
   each such table;
 - views (Iceberg views, ``iceberg_type = 'VIEW'``) move like tables;
 - afterwards pyiceberg loads every migrated table from the target and must find the
-  same current snapshot as in the source.
+  same current snapshot as in the source;
+- then the source is **retired** (a row in its ``floe_catalog_retired`` table naming the
+  target): floe's writers refuse it from then on (the writer lock checks it, so
+  ``dbt build``, ``floe build``/``stream``/``maintain`` and erasure all stop with a
+  message naming the new catalog), and the target records the source as a *peer* on
+  the same warehouse (``floe_catalog_peers``), whose files ``floe maintain`` on the
+  target never deletes (docs/cluster.md, "Catalog migration").
 
 The target's tables are created with Iceberg's own DDL (``JdbcUtil`` in
 iceberg-core, schema version V1) when missing, so Spark's ``JdbcCatalog`` and
@@ -48,6 +54,18 @@ CREATE_NAMESPACES_SQL = (
     "PRIMARY KEY (catalog_name, namespace, property_key))"
 )
 ADD_TYPE_COLUMN_SQL = "ALTER TABLE iceberg_tables ADD COLUMN iceberg_type VARCHAR(5)"
+# floe's own bookkeeping beside Iceberg's tables in a catalog database.
+RETIRED_TABLE = "floe_catalog_retired"
+PEERS_TABLE = "floe_catalog_peers"
+CREATE_RETIRED_SQL = (
+    f"CREATE TABLE IF NOT EXISTS {RETIRED_TABLE}(catalog_name VARCHAR(255) NOT NULL, "
+    "moved_to VARCHAR(1000) NOT NULL, moved_at VARCHAR(40) NOT NULL, "
+    "PRIMARY KEY (catalog_name, moved_to))"
+)
+CREATE_PEERS_SQL = (
+    f"CREATE TABLE IF NOT EXISTS {PEERS_TABLE}(catalog_name VARCHAR(255) NOT NULL, "
+    "peer_uri VARCHAR(1000) NOT NULL, PRIMARY KEY (catalog_name, peer_uri))"
+)
 
 
 class CatalogMigrationError(RuntimeError):
@@ -255,7 +273,100 @@ def migrate_catalog(
     report.verified = verify_migration(
         source, target, entries, catalog_name=catalog_name, warehouse=warehouse
     )
+    _record_move(source, target, catalog_name)
     return report
+
+
+def _record_move(source: CatalogDatabase, target: CatalogDatabase, catalog_name: str) -> None:
+    """Retire the source (floe's writers refuse it) and make it a peer of the target
+    (the target's maintenance keeps its files). Idempotent."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import text
+
+    moved_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    engine = _engine(target)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text(CREATE_PEERS_SQL))
+            known = {row[0] for row in conn.execute(text(f"SELECT peer_uri FROM {PEERS_TABLE}"))}
+            if source.uri not in known:
+                conn.execute(
+                    text(f"INSERT INTO {PEERS_TABLE} (catalog_name, peer_uri) VALUES (:c, :u)"),
+                    {"c": catalog_name, "u": source.uri},
+                )
+    finally:
+        engine.dispose()
+    engine = _engine(source)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text(CREATE_RETIRED_SQL))
+            moved = conn.execute(
+                text(f"SELECT 1 FROM {RETIRED_TABLE} WHERE catalog_name = :c AND moved_to = :t"),
+                {"c": catalog_name, "t": _public_uri(target)},
+            ).first()
+            if moved is None:
+                conn.execute(
+                    text(
+                        f"INSERT INTO {RETIRED_TABLE} (catalog_name, moved_to, moved_at) "
+                        "VALUES (:c, :t, :at)"
+                    ),
+                    {"c": catalog_name, "t": _public_uri(target), "at": moved_at},
+                )
+    finally:
+        engine.dispose()
+
+
+def _public_uri(database: CatalogDatabase) -> str:
+    """The JDBC URI to set as FLOE_CATALOG_URI, without a password in its query."""
+    from urllib.parse import parse_qsl, urlencode
+
+    base, _, query = database.uri.partition("?")
+    kept = [(k, v) for k, v in parse_qsl(query) if k.lower() != "password"]
+    return f"{base}?{urlencode(kept)}" if kept else base
+
+
+def retirement(database: CatalogDatabase, catalog_name: str) -> str | None:
+    """Where ``catalog_name`` in ``database`` was moved to (and when), if it was retired."""
+    from sqlalchemy import inspect, text
+
+    if database.sqlite_path is not None and not database.sqlite_path.is_file():
+        return None  # a new warehouse: nothing to read, and no file to create
+    engine = _engine(database)
+    try:
+        with engine.connect() as conn:
+            if not inspect(conn).has_table(RETIRED_TABLE):
+                return None
+            rows = conn.execute(
+                text(
+                    f"SELECT moved_to, moved_at FROM {RETIRED_TABLE} "
+                    "WHERE catalog_name = :c ORDER BY moved_at"
+                ),
+                {"c": catalog_name},
+            ).all()
+    finally:
+        engine.dispose()
+    return "; ".join(f"{to} on {at}" for to, at in rows) or None
+
+
+def peer_catalogs(database: CatalogDatabase, catalog_name: str) -> list[str]:
+    """JDBC URIs of the other catalogs on this catalog's warehouse (migration sources)."""
+    from sqlalchemy import inspect, text
+
+    if database.sqlite_path is not None and not database.sqlite_path.is_file():
+        return []
+    engine = _engine(database)
+    try:
+        with engine.connect() as conn:
+            if not inspect(conn).has_table(PEERS_TABLE):
+                return []
+            rows = conn.execute(
+                text(f"SELECT peer_uri FROM {PEERS_TABLE} WHERE catalog_name = :c"),
+                {"c": catalog_name},
+            )
+            return sorted(row[0] for row in rows)
+    finally:
+        engine.dispose()
 
 
 def _row(catalog_name: str, entry: CatalogEntry) -> dict[str, Any]:

@@ -44,6 +44,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from floe.runtime.catalog import CatalogDatabase
+from floe.runtime.catalog_migration import retirement
 from floe.runtime.settings import Settings
 
 LOCK_FILE = "writer.lock"
@@ -56,6 +58,12 @@ PG_LOCK_CLASS = 0x666C6F65
 
 class WriterLockTimeout(RuntimeError):
     """Another process held the writer lock for longer than ``FLOE_LOCK_TIMEOUT``."""
+
+
+class CatalogRetired(WriterLockTimeout):
+    """The catalog was migrated to another database (``floe catalog migrate``) and is
+    retired: no floe writer may write or maintain through it. A kind of refused lock,
+    so that every writer reports it where it reports a lock it could not take."""
 
 
 class CatalogBusy(RuntimeError):
@@ -176,8 +184,6 @@ class PostgresLock:
     """``pg_advisory_lock`` in the PostgreSQL catalog database (several machines)."""
 
     def __init__(self, settings: Settings) -> None:
-        from floe.runtime.catalog import CatalogDatabase
-
         self.database = CatalogDatabase.of(settings)
         url = self.database.url()
         self.catalog = f"{url.host}:{url.port or 5432}/{url.database}/{settings.catalog_name}"
@@ -316,6 +322,7 @@ def acquire(
         if held is not None:
             held.owners.add(owner)
             return
+        _refuse_retired(settings)
         limit = settings.lock_timeout if timeout is None else timeout
         deadline = time.monotonic() + limit
         me = this_process(command)
@@ -336,6 +343,20 @@ def acquire(
                 told = True
             time.sleep(POLL_SECONDS)
         _HELD[backend.key] = _Held(backend, {owner})
+
+
+def _refuse_retired(settings: Settings) -> None:
+    """Raise :class:`CatalogRetired` if ``settings``' catalog was migrated away."""
+    database = CatalogDatabase.of(settings)
+    moved = retirement(database, settings.catalog_name)
+    if moved is not None:
+        raise CatalogRetired(
+            f"the catalog {database.display} was migrated to {moved} and is retired: "
+            "floe writes and maintains the warehouse only through the new catalog, so the "
+            "two cannot diverge. Point FLOE_CATALOG_URI (and FLOE_CATALOG_USER / "
+            "FLOE_CATALOG_PASSWORD) at the new catalog, or use the cluster target; reading "
+            'the old one still works (docs/cluster.md, "Catalog migration").'
+        )
 
 
 def release(owner: str, settings: Settings | None = None) -> None:
