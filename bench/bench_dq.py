@@ -1,6 +1,6 @@
 """Data-quality engine: 20 checks over 8 columns in one pass vs a full scan vs 20 queries.
 
-Targets (issue 17): floe's check run takes at most 1.5x one plain scan of the 8 checked
+Targets (docs/decisions/0017-dq-one-scan-cost.md): floe's check run takes at most 1.5x one plain scan of the 8 checked
 columns, and is at least 5x faster than the same 20 checks run as 20 separate queries.
 The ratios are printed with the targets, met or missed by how much.
 
@@ -256,11 +256,11 @@ def main() -> None:
     ratio = one_pass / full
     speedup = separate / one_pass
     print(
-        f"ratio one pass / full 8-column scan {ratio:6.2f}x  (issue 17 target <= 1.5x: "
+        f"ratio one pass / full 8-column scan {ratio:6.2f}x  (target <= 1.5x: "
         f"{'met' if ratio <= 1.5 else f'missed by {ratio / 1.5:.2f}x'})"
     )
     print(
-        f"ratio 20 queries / one pass         {speedup:6.2f}x  (issue 17 target >= 5x: "
+        f"ratio 20 queries / one pass         {speedup:6.2f}x  (target >= 5x: "
         f"{'met' if speedup >= 5 else f'missed by {5 / speedup:.2f}x'})"
     )
     print(f"ratio verify / full 8-column scan   {parts['verify'] / parts['full']:6.2f}x")

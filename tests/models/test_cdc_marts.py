@@ -53,7 +53,7 @@ def test_feeds_merge_day_by_day_and_rerun_commits_nothing(spark, lakehouse, dbt)
     generate(two_days, ["dms", "insurance"])
     dbt(["run", "-s", SELECT])
     _assert_marts_match_generator(spark, two_days)
-    # the seed's result (seed 004 'Handle UPSERT data operations')
+    # the expected result of upserts merged by key (docs/cdc.md)
     seed = {r.policy_id: r for r in spark.table("marts.insurance_policies").collect()}
     assert seed[100463].insured_value == 1_000_000
     assert 110001 in seed and str(seed[100462].expiry_date) == "2024-12-31"

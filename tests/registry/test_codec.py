@@ -19,7 +19,7 @@ from floe.registry.samples import unicorn_ride_request
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "floe"
 
 
-WEATHER = [  # seed 001-3 samples (the Phoenix one has an extra root property)
+WEATHER = [  # WeatherReport samples (the Phoenix one has an extra root property)
     {
         "temperature": 89,
         "location": {"city": "Orlando", "state": "Florida"},

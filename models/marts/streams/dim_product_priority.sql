@@ -1,4 +1,4 @@
--- History of ProductPriority (seed 003-1): one scd2 load per reference extract,
+-- History of ProductPriority (docs/scd2.md): one scd2 load per reference extract,
 -- day grain (valid_to inclusive), so as_of() picks the priority of an order's day.
 {{ config(
     materialized='scd2',

@@ -1,4 +1,4 @@
--- icebergdemodb.customer of the GDPR streaming post (seed 004-6): customer
+-- icebergdemodb.customer of the GDPR streaming post (docs/privacy.md): customer
 -- purchase events with the seed's DDL types, appended per ingest batch,
 -- merge-on-read so an erasure (DELETE / MERGE by customerid) writes delete files
 -- instead of rewriting data files.

@@ -1,4 +1,4 @@
--- sampledatabase.movies replicated from the Debezium stream (seed 004-2) with
+-- sampledatabase.movies replicated from the Debezium stream (docs/cdc.md) with
 -- the cdc strategy's Debezium preset: latest change per movie_id by
 -- __source_ts_ms then stream order; __op = 'd' or __deleted = 'true' deletes.
 -- v2's COUNTRY arrives as a new column (NULL for rows last changed under v1).

@@ -22,8 +22,8 @@ writer lock (floe.runtime.locking) just before the batch commits, it increases i
 commit order, so downstream models select "rows newer than the last applied batch"
 by it, never by ``_ingested_at``, a clock read before the work (docs/reliability.md).
 
-Additive since the first version (issue 15; older tables gain the columns on first
-use): ``raw.landed_files.checksum`` (a file's content hash when it was read, see
+Additive since the first version (older tables gain the columns on first use;
+docs/feeds.md, "The ledger"): ``raw.landed_files.checksum`` (a file's content hash when it was read, see
 :func:`floe.feeds.files.file_checksum`), and ``raw.landed_file_changes``, one row per
 change observed in a file *after* it was ingested (floe never re-reads such a file;
 it reports it once per observed state). A file whose :class:`FileCounts` carry
@@ -74,8 +74,8 @@ LANDED_FILES_COLUMNS = (
     ("loaded", "bigint"),
     ("quarantined", "bigint"),
     ("_ingested_at", "timestamp"),
-    ("checksum", "string"),  # added by issue 15: NULL in rows written before it
-    ("_load_seq", "bigint"),  # added by issue 16: NULL in rows written before it
+    ("checksum", "string"),  # added later: NULL in rows written before it
+    ("_load_seq", "bigint"),  # added later: NULL in rows written before it (docs/reliability.md)
 )
 LANDED_FILE_CHANGES_COLUMNS = (
     ("feed", "string"),
@@ -102,7 +102,7 @@ class FileCounts:
     records_in: int
     loaded: int
     quarantined: int = 0
-    # Additive (issue 15): the file's checksum when it was read, and why a file that
+    # Additive (docs/feeds.md, "The ledger"): the file's checksum when it was read, and why a file that
     # was discovered is not recorded in this batch (it changed while it was read).
     checksum: str | None = None
     skipped: str | None = None
@@ -199,10 +199,6 @@ def done_files(spark: SparkSession, feed: Feed, raw_exists: bool) -> set[str]:
         in_raw = spark.table(feed.raw_table).select("_source_file").distinct()
         done |= {row[0] for row in in_raw.collect()}
     return done
-
-
-def empty_quarantine(spark: SparkSession) -> DataFrame:
-    return spark.createDataFrame([], _ddl(QUARANTINE_COLUMNS))
 
 
 def record(

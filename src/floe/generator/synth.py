@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import re
-import string
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
@@ -392,7 +391,3 @@ def json_value(rng: random.Random, schema: Any, root: dict, i: int) -> Any:
     return (
         text + "x" * max(0, length - len(text)) if length else text[: schema.get("maxLength", 64)]
     )
-
-
-def random_word(rng: random.Random, size: int = 6) -> str:
-    return "".join(rng.choice(string.ascii_lowercase) for _ in range(size))

@@ -209,24 +209,3 @@ def parsed_avro_schemas(definitions: Iterable[Any]) -> list[Any]:
     from fastavro import parse_schema
 
     return [parse_schema(d, _write_hint=False) for d in definitions]
-
-
-def matcher_for_feed(
-    feed: Any, paths: Sequence[tuple[str, ...]], value: str, schemas_root: Any
-) -> RecordMatcher:
-    """A matcher for stream feed ``feed`` (its registry schema's format and versions)."""
-    from pathlib import Path
-
-    from floe.feeds.kinds.stream import spec
-    from floe.registry.layout import load_sources
-
-    s = spec(feed)
-    for source in load_sources(Path(schemas_root)):
-        if source.name == s.schema and source.registry == s.registry:
-            schemas = (
-                parsed_avro_schemas(source.definitions) if source.data_format == "AVRO" else []
-            )
-            return RecordMatcher(source.data_format, paths, value, schemas)
-    raise ValueError(
-        f"schema {s.registry}/{s.schema} of feed {feed.id} is not under {schemas_root}"
-    )

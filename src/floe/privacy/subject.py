@@ -101,11 +101,3 @@ def typed_value(value: str, spark_type: str, where: str) -> Any:
         f"{where}: a column of type {spark_type} cannot hold a subject key; key columns are "
         "strings, integers, decimals, dates or booleans"
     )
-
-
-def canonical_text(value: Any) -> str:
-    """The text of a typed value as Spark's ``cast(x as string)`` writes it."""
-    from floe.privacy.masking import as_text
-
-    text = as_text(value)
-    return "" if text is None else text

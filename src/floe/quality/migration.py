@@ -1,4 +1,4 @@
-"""Migration validation (seed 001-20, "PyDeequ"): profile source and target, compare.
+"""Migration validation (docs/quality.md, ADR 0007): profile source and target, compare.
 
 Per column of the source: completeness, approximate distinct count and inferred data
 type on each side, plus both row counts; `Match` when all four agree, else `No Match`

@@ -2,7 +2,7 @@
 
 Everything that writes a warehouse takes it: ``dbt build`` / ``run`` / ``seed`` /
 ``snapshot`` / ``retry`` / ``clone`` (the adapter, when its first connection opens),
-``floe stream``, ``floe maintain`` and erasure (``floe privacy forget`` / ``rectify``
+``floe stream``, ``floe maintain`` and erasure (``floe forget`` / ``floe rectify``
 and the ``privacy_*`` run-operations). Readers (pyiceberg, ``dbt show`` / ``compile``
 / ``docs generate`` / ``ls`` / ``parse``) never take it and never wait.
 

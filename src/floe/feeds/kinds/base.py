@@ -83,10 +83,3 @@ def demo_maker(feed: Feed, kind_default: Callable[..., Any] | None = None) -> An
 def require_columns(feed: Feed) -> list[tuple[str, str]]:
     """The feed's declared, typed columns (the landing contract of file-based kinds)."""
     return feed.column_types()
-
-
-def option_names(feed: Feed, name: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
-    value = feed.option(name)
-    if value is None:
-        return default
-    return (value,) if isinstance(value, str) else tuple(value)

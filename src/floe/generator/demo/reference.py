@@ -1,4 +1,4 @@
-"""Demo content of the product priority reference feed (seed 003: ProductPriority).
+"""Demo content of the product priority reference feed (ProductPriority; docs/feeds.md).
 
 One full extract per day on which priorities changed; on day 2 the burger goes from
 medium to high, as in the seed's update-item example.
