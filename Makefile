@@ -90,6 +90,7 @@ lint: setup
 	$(BIN)/floe registry check
 	$(BIN)/floe docs-coverage
 	$(BIN)/floe privacy scan --static
+	$(BIN)/python lint/docs_refs.py
 
 fmt: setup
 	$(BIN)/ruff check --fix .
