@@ -32,6 +32,8 @@ $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
 	$(BIN)/python -m pip install --quiet -r requirements.lock
+	@# the distribution was named floe before it became floelake: an old install would shadow it
+	$(BIN)/python -m pip uninstall --quiet -y floe 2>/dev/null || true
 	$(BIN)/python -m pip install --quiet --no-deps --config-settings editable_mode=compat -e .
 	@touch $@
 

@@ -10,6 +10,8 @@ import importlib
 
 import click
 
+from floe import DISTRIBUTION, __version__
+
 # name -> ("module:attribute" of a click command or group, one-line help).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("floe.generator.cli:generate", "Write deterministic demo landing files."),
@@ -56,7 +58,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup)
-@click.version_option(package_name="floe")
+@click.version_option(__version__, package_name=DISTRIBUTION, prog_name="floe")
 def main() -> None:
     """floe — dbt + Spark + Iceberg lakehouse, embedded or on a cluster."""
 
