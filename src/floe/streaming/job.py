@@ -173,13 +173,31 @@ class StreamJob:
         return False
 
     def process(self, batch: DataFrame, batch_id: int) -> None:
-        from floe.runtime.locking import writer_lock
+        from floe.runtime.locking import catalog_busy, is_catalog_contention, writer_lock
 
         with self._lock:
             if self._stopping:
                 raise StopRequested(f"batch {batch_id} not processed: stopping")
             with writer_lock(self.settings, "floe stream"):
-                self._process(batch, batch_id)
+                try:
+                    self._process(batch, batch_id)
+                except Exception as exc:
+                    if not is_catalog_contention(exc):
+                        raise
+                    # A pooled catalog connection of this long-lived session kept a read
+                    # snapshot from before another writer's commit (between batches, with
+                    # the lock let go); in SQLite's WAL mode it cannot become a write.
+                    # Nothing of the refused commit landed: replay the batch once on a
+                    # fresh catalog, as after a crash (docs/reliability.md).
+                    for session in {id(s): s for s in (batch.sparkSession, self.spark)}.values():
+                        session._jsparkSession.sessionState().catalogManager().reset()
+                    try:
+                        self._process(batch, batch_id)
+                    except Exception as again:
+                        if is_catalog_contention(again):
+                            doing = f"committing stream batch {batch_id}"
+                            raise catalog_busy(self.settings, again, doing) from again
+                        raise
 
     def _process(self, batch: DataFrame, batch_id: int) -> None:
 
