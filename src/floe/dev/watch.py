@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -99,8 +99,13 @@ def watch_project(
     interval: float = 0.3,
     out: TextIO | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    env: Mapping[str, str] | None = None,
 ) -> None:
-    """Watch ``project`` (default: the floe project) until ``should_stop()`` or Ctrl-C."""
+    """Watch ``project`` (default: the floe project) until ``should_stop()`` or Ctrl-C.
+
+    Commands run with ``env`` (default: this process's environment) as a typed
+    ``dbt`` command would.
+    """
     out = out or sys.stdout
     root = (project or settings.dbt_project_dir()).resolve()
     dirs = watched_dirs(root)
@@ -131,12 +136,18 @@ def watch_project(
                 for selector in selection_for(path, root):
                     if selector not in selectors:
                         selectors.append(selector)
-            rebuild(settings, root, selectors, out)
+            rebuild(settings, root, selectors, out, env=env)
     except KeyboardInterrupt:
         print("floe dev watch: stopped", file=out, flush=True)
 
 
-def rebuild(settings: Settings, project: Path, selectors: list[str], out: TextIO) -> int:
+def rebuild(
+    settings: Settings,
+    project: Path,
+    selectors: list[str],
+    out: TextIO,
+    env: Mapping[str, str] | None = None,
+) -> int:
     """``dbt build -s <selectors>`` in the warm session; its exit code, and a result line."""
     argv = ["build", "-s", *selectors, "--project-dir", str(project)]
     print(f"floe dev watch: dbt {' '.join(argv[: 2 + len(selectors)])}", file=out, flush=True)
@@ -148,7 +159,12 @@ def rebuild(settings: Settings, project: Path, selectors: list[str], out: TextIO
         return 2
     try:
         code = run_in_server(
-            info, argv, cwd=str(project), env=child_environment({}), out=out, err=out
+            info,
+            argv,
+            cwd=str(project),
+            env=child_environment({}) if env is None else env,
+            out=out,
+            err=out,
         )
     except (Refused, ServerGone) as exc:
         print(f"floe dev watch: not run: {exc}", file=out, flush=True)
