@@ -33,6 +33,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
 	$(BIN)/python -m pip install --quiet -r requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps --config-settings editable_mode=compat -e .
+	$(BIN)/floe dev install-entry  # bin/dbt asks a warm `floe dev` first (docs/dev.md)
 	@touch $@
 
 # Debian's JDBC drivers (Iceberg's JDBC catalog on SQLite / PostgreSQL).

@@ -98,3 +98,12 @@ def test_watch_sees_added_and_modified_files_only() -> None:
     after = {a: (1.0, 10), b: (2.0, 11), c: (1.0, 1)}
     assert changed(before, after) == [b, c]
     assert changed(after, {a: (1.0, 10)}) == []  # deletions rebuild nothing
+
+
+def test_floes_dbt_entry_asks_only_for_commands_that_open_the_profile() -> None:
+    from floe.dev.entry import FORWARDED, subcommand
+
+    assert subcommand(["--debug", "run", "-s", "x"]) == "run"
+    assert subcommand(["--version"]) is None
+    assert {"run", "build", "compile", "show", "test"} <= FORWARDED
+    assert "deps" not in FORWARDED and "init" not in FORWARDED and "clean" not in FORWARDED

@@ -129,3 +129,23 @@ def watch(interval: float) -> None:
         watch_project(settings, interval=interval)
     except DevServerError as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+@dev.command("install-entry")
+@click.option(
+    "--bin-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where to write `dbt` (default: this environment's bin/, beside dbt's own).",
+)
+def install_entry(bin_dir: Path | None) -> None:
+    """Make `dbt` ask the warm session before importing dbt (falls back to dbt's CLI)."""
+    from floe.dev.entry import SCRIPT
+
+    target = (bin_dir or Path(sys.executable).parent) / "dbt"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(".dbt.floe.tmp")
+    tmp.write_text(SCRIPT.format(python=sys.executable))
+    tmp.chmod(0o755)
+    tmp.replace(target)
+    click.echo(f"floe dev: {target} asks a warm session first, else runs dbt's CLI")

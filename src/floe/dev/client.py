@@ -27,6 +27,9 @@ from floe.runtime.settings import Settings, child_environment
 
 # True in the server process: its own dbt invocations never forward.
 SERVING = False
+# True once this process asked (floe's dbt entry, then the adapter plug-in: ask once).
+CHECKED = False
+EXIT_INTERRUPTED = 130
 HINT_PREFIX = "floe:"
 
 
@@ -125,36 +128,43 @@ def forward_dbt_cli() -> None:
     Returns (the cold path) when this is not dbt's CLI, when no server is announced or
     it declines the command; prints a one-line hint on stderr then.
     """
-    if SERVING or not sys.argv or not is_dbt_cli(sys.argv[0]):
+    global CHECKED
+    if SERVING or CHECKED or not sys.argv or not is_dbt_cli(sys.argv[0]):
         return
+    CHECKED = True
+    code = try_forward(sys.argv[1:])
+    if code is None:
+        return
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
+def try_forward(argv: Sequence[str]) -> int | None:
+    """``dbt <argv>``'s exit code from the warm session; None: run it cold (hint printed)."""
     try:
         settings = Settings.from_env()
     except ValueError:
-        return  # the cold path reports the bad setting
+        return None  # the cold path reports the bad setting
     info = read_server_info(settings)
     if info is None:
         _hint("no warm session for this lakehouse, running cold (`floe dev` starts one)")
-        return
+        return None
     try:
-        code = run_in_server(
-            info, sys.argv[1:], cwd=os.getcwd(), env=child_environment({}), out=sys.stdout
-        )
+        return run_in_server(info, argv, cwd=os.getcwd(), env=child_environment({}), out=sys.stdout)
     except Refused as exc:
         _hint(f"running cold: {exc}")
-        return
+        return None
     except ServerGone as exc:
         _hint(
             f"{exc}; every model commits in one Iceberg commit, so nothing is half-done: "
             "run the command again"
         )
-        code = EXIT_ERROR
+        return EXIT_ERROR
     except KeyboardInterrupt:
         _hint("interrupted: the command goes on in the warm session until it ends")
-        code = 130
-    with contextlib.suppress(Exception):
-        sys.stdout.flush()
-        sys.stderr.flush()
-    os._exit(code)
+        return EXIT_INTERRUPTED
 
 
 def _hint(message: str) -> None:
