@@ -67,12 +67,24 @@ def _project(root: Path, engine: str) -> Path:
     project = root / engine
     models = project / "models"
     models.mkdir(parents=True)
-    meta = "\n    +meta: {floe_skip_unchanged: false}" if engine == "floe" else ""
+    # floe: Iceberg tables (as the floe project's), rebuilt each time as dbt-duckdb's are.
+    meta = (
+        "\n    +file_format: iceberg\n    +meta: {floe_skip_unchanged: false}"
+        if engine == "floe"
+        else ""
+    )
     (project / "dbt_project.yml").write_text(
         f"name: devloop_{engine}\nversion: '0.1.0'\nconfig-version: 2\n"
         f"profile: {'floe' if engine == 'floe' else 'devloop_duckdb'}\n"
         f"model-paths: ['models']\nmodels:\n  devloop_{engine}:\n"
-        f"    +materialized: table{meta}\n    one_view:\n      +materialized: view\n"
+        f"    +materialized: table\n    +schema: devloop{meta}\n"
+        f"    one_view:\n      +materialized: view\n"
+    )
+    # The schema as named (not `<target schema>_devloop`), like the floe project's.
+    (project / "macros").mkdir()
+    (project / "macros" / "generate_schema_name.sql").write_text(
+        "{% macro generate_schema_name(custom_schema_name, node) %}"
+        "{{ custom_schema_name or target.schema }}{% endmacro %}\n"
     )
     (models / "base_table.sql").write_text(BASE_SQL[engine] + "\n")
     for name, sql in MODELS.items():

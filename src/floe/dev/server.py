@@ -66,6 +66,7 @@ class _Job:
     argv: list[str]
     cwd: str
     env: dict[str, str]
+    stream: _ClientStream
     done: threading.Event = field(default_factory=threading.Event)
 
 
@@ -81,6 +82,21 @@ class _ClientStream(io.TextIOBase):
         self._lock = threading.Lock()
         self._drop_version = drop_version_line
         self.gone = False
+        self.started = False
+
+    def finish(self, code: int) -> None:
+        """The ``exit`` message: the command's exit code, the last thing sent."""
+        with self._lock, contextlib.suppress(OSError):
+            send(self._conn, {"t": "exit", "code": code})
+
+    def notice(self, text: str) -> None:
+        """A ``wait`` message, unless the command's output has begun."""
+        with self._lock:
+            if not self.started and not self.gone:
+                try:
+                    send(self._conn, {"t": "wait", "d": text})
+                except OSError:
+                    self.gone = True
 
     def writable(self) -> bool:
         return True
@@ -90,6 +106,7 @@ class _ClientStream(io.TextIOBase):
             self._drop_version = False
             return len(text)
         with self._lock:
+            self.started = True
             if not self.gone:
                 try:
                     send(self._conn, {"t": "out", "d": text})
@@ -318,11 +335,11 @@ class DevServer:
         if reason is not None:
             send(conn, {"t": "refuse", "reason": reason})
             return
-        job = _Job(conn, argv, cwd, env)
+        job = _Job(conn, argv, cwd, env, _ClientStream(conn, drop_version_line=True))
         busy = self.current
         self._jobs.put(job)
         if busy is not None and not job.done.wait(BUSY_NOTICE_SECONDS):
-            send(conn, {"t": "wait", "d": f"waiting for the warm session to finish `{busy}`"})
+            job.stream.notice(f"waiting for the warm session to finish `{busy}`")
         job.done.wait()
 
     def status(self) -> dict[str, Any]:
@@ -341,7 +358,7 @@ class DevServer:
 
         command = "dbt " + " ".join(job.argv)
         self.current = command
-        stream = _ClientStream(job.conn, drop_version_line=True)
+        stream = job.stream
         started = time.perf_counter()
         code = EXIT_ERROR
         try:
@@ -355,13 +372,11 @@ class DevServer:
                 finally:
                     self._after_command()
         except Exception as exc:  # the session must survive whatever a command does
-            with contextlib.suppress(OSError):
-                send(job.conn, {"t": "out", "d": f"floe dev: the command failed: {exc}\n"})
+            stream.write(f"floe dev: the command failed: {type(exc).__name__}: {exc}\n")
         finally:
             self.commands += 1
             self.current = None
-            with contextlib.suppress(OSError):
-                send(job.conn, {"t": "exit", "code": code})
+            stream.finish(code)
             self._log(f"{command} -> exit {code} ({time.perf_counter() - started:.2f} s)")
 
     def refresh(self) -> None:
