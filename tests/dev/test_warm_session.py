@@ -29,6 +29,8 @@ from floe.dev.client import is_alive, request
 from floe.dev.protocol import read_server_info
 from floe.runtime.settings import Settings, child_environment
 
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[2]
 DBT = str(Path(sys.executable).parent / "dbt")
 FEED_DIR = Path("customers") / "customer_master"
