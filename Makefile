@@ -35,6 +35,7 @@ $(STAMP): requirements.lock pyproject.toml
 	@# the distribution was named floe before it became floelake: an old install would shadow it
 	$(BIN)/python -m pip uninstall --quiet -y floe 2>/dev/null || true
 	$(BIN)/python -m pip install --quiet --no-deps --config-settings editable_mode=compat -e .
+	$(BIN)/floe dev install-entry  # bin/dbt asks a warm `floe dev` first (docs/dev.md)
 	@touch $@
 
 # Debian's JDBC drivers (Iceberg's JDBC catalog on SQLite / PostgreSQL).

@@ -1,9 +1,15 @@
 """dbt's entry point for the `floe` adapter type (see floe.adapter)."""
 
-from dbt.adapters.base import AdapterPlugin
+# Before anything heavy: a `dbt ...` command line runs in the warm session of `floe dev`
+# when one serves this lakehouse, and this process exits with its code (docs/dev.md).
+from floe.dev.client import forward_dbt_cli
 
-from dbt.include import floe as floe_include
-from floe.adapter import FloeAdapter, FloeCredentials
+forward_dbt_cli()
+
+from dbt.adapters.base import AdapterPlugin  # noqa: E402
+
+from dbt.include import floe as floe_include  # noqa: E402
+from floe.adapter import FloeAdapter, FloeCredentials  # noqa: E402
 
 Plugin = AdapterPlugin(
     adapter=FloeAdapter,  # type: ignore[arg-type]

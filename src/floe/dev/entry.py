@@ -1,0 +1,52 @@
+"""floe's ``dbt`` entry: ask the warm session before importing dbt at all.
+
+dbt's own ``dbt`` script imports dbt (1-2 s of CPU, several seconds on a busy machine)
+before floe's adapter plug-in can forward the command (:func:`floe.dev.client.
+forward_dbt_cli`). This entry asks first, imports only floe's settings and the client,
+and falls back to dbt's CLI unchanged (the plug-in then stays silent: it already
+asked). ``floe dev install-entry`` writes it as the environment's ``bin/dbt``
+(docs/dev.md, "The fast entry").
+"""
+
+from __future__ import annotations
+
+import sys
+
+# dbt subcommands that open the project's profile (and so would reach the plug-in).
+FORWARDED = frozenset(
+    {"build", "run", "compile", "show", "test", "seed", "snapshot", "ls", "list", "parse",
+     "docs", "run-operation", "retry", "clone", "source", "debug"}
+)  # fmt: skip
+
+
+def subcommand(argv: list[str]) -> str | None:
+    """The dbt subcommand of a command line (the first word not an option)."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+def main() -> int:
+    from floe.dev import client
+
+    argv = sys.argv[1:]
+    if subcommand(argv) in FORWARDED and not {"-h", "--help"} & set(argv):
+        client.CHECKED = True
+        code = client.try_forward(argv)
+        if code is not None:
+            return code
+    from dbt.cli.main import cli
+
+    sys.argv[0] = sys.argv[0].removesuffix(".exe")
+    return int(cli() or 0)
+
+
+SCRIPT = """#!{python}
+# floe's dbt entry (floe dev install-entry): asks a warm `floe dev` session first,
+# else runs dbt's own CLI. `pip install --force-reinstall dbt-core` puts dbt's back.
+import sys
+from floe.dev.entry import main
+if __name__ == "__main__":
+    sys.exit(main())
+"""
