@@ -309,7 +309,10 @@ def build_analyzer(cls: type[Analyzer], args: Sequence[ast.expr], where: str | N
     if name == "size":
         arity(0)
         return cls(where=where)
-    if name in ("uniqueness", "distinctness", "unique_value_ratio"):
+    if name == "correlation":
+        arity(2)
+        return cls(columns=(_column(args[0]), _column(args[1])), where=where)
+    if name in ("uniqueness", "distinctness", "unique_value_ratio", "count_distinct", "entropy"):
         if not args:
             raise CheckSyntaxError(f"{name} needs at least one column")
         return cls(columns=tuple(_column(a) for a in args), where=where)
