@@ -113,7 +113,10 @@ def test_composites_nest():
         ("Rules = [ IsComplete ", "line 1, column 22: expected"),
         ('Rules = [ IsComplete "a" ', "expected `,` or `]`"),
         ("Rules = [ RowCount >> 1 ]", "expected a value"),
-        ("Rules = [ (RowCount > 1) and (RowCount < 9) or (RowCount = 3) ]", "mixing `and` and `or`"),
+        (
+            "Rules = [ (RowCount > 1) and (RowCount < 9) or (RowCount = 3) ]",
+            "mixing `and` and `or`",
+        ),
         ("Rulez = [ RowCount > 1 ]", "unknown section 'Rulez'"),
         ("Rules = [ RowCount > avg(first(3)) ]", "expected last(n)"),
         ('Rules = [ RowCount > 1 labels = ["a"] ]', "labels are not supported yet"),
@@ -158,7 +161,7 @@ def test_metric_conditions_between_is_exclusive_and_dynamic_needs_history():
     # avg of the last two (10, 20) = 15, * 0.8 = 12
     assert metric_holds(dynamic.condition, 12.5, [1000.0, 10.0, 20.0]) == "pass"
     assert metric_holds(dynamic.condition, 11.0, [1000.0, 10.0, 20.0]) == "fail"
-    (spread,) = parse_ruleset("Rules = [ Mean \"x\" <= max(last(3)) + std(last(3)) ]").rules
+    (spread,) = parse_ruleset('Rules = [ Mean "x" <= max(last(3)) + std(last(3)) ]').rules
     assert isinstance(spread, Rule) and spread.condition is not None
     assert metric_holds(spread.condition, 4.0, [2.0, 4.0]) == "pass"  # 4 + 1
     assert metric_holds(spread.condition, 5.5, [2.0, 4.0]) == "fail"

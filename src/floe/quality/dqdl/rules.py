@@ -147,7 +147,8 @@ def row_predicate(value: Column, condition: Condition) -> Column:
             return ~hit
         return hit
     if op == "matches":
-        pattern = condition.values[0].text
+        # DQDL's matches is a whole-value match (Java's String.matches), rlike a search.
+        pattern = f"^(?:{condition.values[0].text})$"
         hit = value.cast("string").rlike(pattern)
         return ~hit if negated else hit
     if op == "between":

@@ -131,7 +131,9 @@ def verify_ruleset(
     in_pass = _pass_analyzers(compiled)
     the_plan = plan(in_pass)
     metrics = compute_metrics(frame, in_pass)
-    metrics += [Metric(e, _external_value(spark, table, frame, e)) for e in _externals(compiled)]
+    metrics += [
+        Metric(e, _external_value(spark, frame, e, datasets or {})) for e in _externals(compiled)
+    ]
     values = {m.analyzer.key(): m.value for m in metrics}
 
     repo = repository or (MetricsRepository(spark) if store else None)
@@ -260,7 +262,7 @@ def _expected(node: CompiledRule) -> str:
 
 
 def _external_value(
-    spark: SparkSession, table: str, frame: DataFrame, metric: External
+    spark: SparkSession, frame: DataFrame, metric: External, datasets: Mapping[str, str]
 ) -> float | None:
     from pyspark.sql import functions as F
 
@@ -276,7 +278,7 @@ def _external_value(
         return sum(1 for c in columns if pattern.fullmatch(c)) / len(columns) if columns else None
     primary = frame.where(F.expr(metric.where)) if metric.where else frame
     if kind in ("custom_sql", "custom_sql_rows"):
-        return _custom_sql(spark, table, metric, primary)
+        return _custom_sql(spark, metric, primary, datasets)
     if kind == "referential_integrity":
         return _referential_integrity(spark, metric, primary)
     if kind == "dataset_match":
@@ -291,19 +293,44 @@ def _external_value(
     raise DqdlUnsupportedError(f"unknown external metric {kind!r}")
 
 
-def _custom_sql(
-    spark: SparkSession, table: str, metric: External, primary: DataFrame
-) -> float | None:
-    """The statement runs in a child session where ``primary`` is the table (filtered by
-    the rule's where): its temporary view is visible to nothing else."""
-    session = spark.newSession()
-    view = session.table(table)
-    if metric.where:
-        from pyspark.sql import functions as F
+_SQL_PARTS = re.compile(
+    r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`)|([A-Za-z_][A-Za-z0-9_]*)|([{}])"
+)
 
-        view = view.where(F.expr(metric.where))
-    view.createOrReplaceTempView("primary")
-    result = session.sql(metric.detail)
+
+def bind_datasets(sql: str, names: Sequence[str]) -> str:
+    """``sql`` with each dataset name in ``names`` (outside quotes and backticks) turned
+    into a ``{name}`` placeholder for ``spark.sql(..., name=DataFrame)``, and every other
+    brace doubled: the DataFrames are bound as views Spark names itself."""
+    wanted = {n.lower() for n in names}
+
+    def replace(match: re.Match[str]) -> str:
+        quoted, word, brace = match.groups()
+        if quoted is not None:
+            return quoted.replace("{", "{{").replace("}", "}}")
+        if word is not None:
+            return "{" + word.lower() + "}" if word.lower() in wanted else word
+        return brace * 2
+
+    return _SQL_PARTS.sub(replace, sql)
+
+
+def _custom_sql(
+    spark: SparkSession,
+    metric: External,
+    primary: DataFrame,
+    datasets: Mapping[str, str],
+) -> float | None:
+    """The statement reads ``primary`` (the table, filtered by the rule's where) and the
+    declared dataset aliases, bound as DataFrames (PySpark names their views)."""
+    clash = {"args", "sqlquery", "primary"} & {a.lower() for a in datasets}
+    if clash:
+        raise DqdlUnsupportedError(
+            f"dataset alias {sorted(clash)[0]!r} is reserved for CustomSql; rename it"
+        )
+    frames: dict[str, Any] = {a.lower(): spark.table(t) for a, t in datasets.items()}
+    frames["primary"] = primary
+    result = spark.sql(bind_datasets(metric.detail, list(frames)), **frames)
     if metric.metric == "custom_sql_rows":
         total = primary.count()
         return None if total == 0 else result.count() / total
@@ -323,13 +350,10 @@ def _referential_integrity(
     match = re.match(r"^(?P<cols>.*) -> (?P<table>[^(]+)\((?P<ref>.*)\)$", metric.detail)
     assert match is not None
     ref_columns = match["ref"].split(",")
-    reference = (
-        spark.table(match["table"])
-        .select(
-            *[spark.table(match["table"])[c].alias(f"__ref{i}") for i, c in enumerate(ref_columns)]
-        )
-        .distinct()
-    )
+    ref_table = spark.table(match["table"])
+    reference = ref_table.select(
+        *[ref_table[c].alias(f"__ref{i}") for i, c in enumerate(ref_columns)]
+    ).distinct()
     condition = [primary[c] == reference[f"__ref{i}"] for i, c in enumerate(metric.columns)]
     total = primary.count()
     if total == 0:
