@@ -220,10 +220,13 @@ def test_dynamic_rules_and_anomalies_read_the_models_history(spark, lakehouse):
 
 def test_unchanged_table_records_nothing_the_second_time(spark, orders):
     ruleset = _ruleset(['IsComplete "email"', "ColumnCount = 14", 'Entropy "country" > 1'])
+    ruleset += '\nAnalyzers = [ Completeness "discount", Mean "age" ]'
+
     verify_ruleset(spark, "marts.dqdl_good", ruleset, model="dqdl_good")
     rows = spark.sql("select count(*) from dq.metrics").first()[0]
     again = verify_ruleset(spark, "marts.dqdl_good", ruleset, model="dqdl_good")
-    assert not again.errors
+    assert not again.errors and len(again.results) == 3  # analyzers are measured, not judged
+    assert {m.name for m in again.metrics} >= {"completeness", "mean"}
     assert spark.sql("select count(*) from dq.metrics").first()[0] == rows
 
 

@@ -27,7 +27,7 @@ Metric names are the analyzers' (`floe.quality.analyzers.ANALYZERS`): size, comp
 uniqueness, distinctness, unique_value_ratio, approx_count_distinct, minimum, maximum,
 mean, standard_deviation, sum, approx_quantile(c, q), max_length, pattern_match(c, 're'),
 compliance('sql predicate'), contained_in(c, [..]), data_type(c, integral|fractional|
-boolean|string); aliases min, max, avg, stddev.
+boolean|string), count_distinct, entropy, correlation(a, b); aliases min, max, avg, stddev.
 """
 
 from __future__ import annotations

@@ -15,13 +15,13 @@ import datetime as dt
 import re
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from floe.quality.analyzers import Analyzer, Metric, Plan, compute_metrics, plan, scan_frame
 from floe.quality.anomaly import STRATEGIES
 from floe.quality.checks import CheckResult
-from floe.quality.dqdl.parser import Ruleset, parse_ruleset
+from floe.quality.dqdl.parser import Condition, Rule, Ruleset, Value, parse_ruleset
 from floe.quality.dqdl.rules import (
     Compiled,
     CompiledRule,
@@ -42,6 +42,7 @@ SEVERITY = "error"
 # DetectAnomalies: floe's z-score strategy over the metric's history (Glue's own model
 # is not published); too little history is a skip, not a failure.
 ANOMALY_STRATEGY = STRATEGIES["stddev"](n_sigmas=3.0, min_history=3)
+ANY_VALUE = Condition(">", (Value("number", number=float("-inf")),))
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,12 @@ def compile_ruleset(
     """(rules, analyzers) of a DQDL document, mapped onto floe's analyzers."""
     tree = parse_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
     compiler = Compiler(dict(datasets or {}))
-    return [compiler.compile(n) for n in tree.rules], [compiler.compile(n) for n in tree.analyzers]
+    # An analyzer is a metric to record, not a rule: it needs no condition.
+    measured = [
+        replace(n, condition=ANY_VALUE) if isinstance(n, Rule) and n.condition is None else n
+        for n in tree.analyzers
+    ]
+    return [compiler.compile(n) for n in tree.rules], [compiler.compile(n) for n in measured]
 
 
 def explain(
