@@ -266,6 +266,29 @@ class FloeAdapter(SparkAdapter):
         return run_checks_for(relation, checks, model_name, run_id)
 
     @available
+    def floe_run_dqdl(
+        self,
+        relation: Any,
+        ruleset: Any,
+        model_name: str,
+        run_id: str,
+        datasets: Any,
+        model_path: Any,
+    ) -> Any:
+        """A built model's DQDL ruleset, for the `floe_dqdl` test (floe.quality.dqdl)."""
+        from floe.quality.dbt_bridge import run_dqdl_for
+
+        return run_dqdl_for(
+            relation,
+            ruleset,
+            model_name,
+            run_id,
+            datasets=dict(datasets or {}),
+            model_path=model_path,
+            project_root=self.config.project_root,
+        )
+
+    @available
     def floe_privacy(self, operation: str, args: dict, graph: dict) -> str:
         """GDPR erasure / rectification for the `privacy_*` run-operations (floe.privacy)."""
         from floe.privacy.dbt_bridge import run_operation

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,68 @@ def table_summary(spark: SparkSession) -> list[tuple[str, int, int | None]]:
             ).collect()
             rows.append((name, count, snap[0][0] if snap else None))
     return rows
+
+
+@dataclass(frozen=True)
+class FeedIntake:
+    """What a feed's ledger says it took in: records loaded and quarantined, and the
+    quarantine's most frequent error codes (code, records), most frequent first."""
+
+    feed: str
+    loaded: int
+    quarantined: int
+    top_codes: tuple[tuple[str, int], ...]
+
+    def line(self) -> str:
+        codes = ", ".join(f"{code} {n}" for code, n in self.top_codes) or "-"
+        return f"{self.feed:<32} {self.loaded:>10} {self.quarantined:>11}  {codes}"
+
+
+def intake_summary(spark: SparkSession, top: int = 3) -> list[FeedIntake]:
+    """Per feed, from ``raw.landed_files`` and ``raw.quarantine``: loaded, quarantined and
+    the ``top`` error codes (empty when nothing was ingested yet)."""
+    from pyspark.sql import functions as F
+
+    from floe.feeds.ledger import LANDED_FILES, QUARANTINE
+
+    if not spark.catalog.tableExists(LANDED_FILES):
+        return []
+    totals = (
+        spark.table(LANDED_FILES)
+        .groupBy("feed")
+        .agg(F.sum("loaded").alias("loaded"), F.sum("quarantined").alias("quarantined"))
+        .collect()
+    )
+    codes: dict[str, list[tuple[str, int]]] = {}
+    if spark.catalog.tableExists(QUARANTINE):
+        for row in (
+            spark.table(QUARANTINE)
+            .groupBy("feed", F.coalesce("error_code", F.lit("unknown")).alias("code"))
+            .count()
+            .collect()
+        ):
+            codes.setdefault(row.feed, []).append((row.code, int(row["count"])))
+    return [
+        FeedIntake(
+            feed=row.feed,
+            loaded=int(row.loaded or 0),
+            quarantined=int(row.quarantined or 0),
+            top_codes=tuple(sorted(codes.get(row.feed, []), key=lambda c: (-c[1], c[0]))[:top]),
+        )
+        for row in sorted(totals, key=lambda r: r.feed)
+    ]
+
+
+def intake_lines(intakes: list[FeedIntake]) -> list[str]:
+    """The build summary's intake table: one line per feed, then the totals."""
+    if not intakes:
+        return []
+    lines = [f"\n{'feed':<32} {'loaded':>10} {'quarantined':>11}  top error codes"]
+    lines += [i.line() for i in intakes]
+    loaded = sum(i.loaded for i in intakes)
+    quarantined = sum(i.quarantined for i in intakes)
+    lines.append(f"{'(all feeds)':<32} {loaded:>10} {quarantined:>11}  see raw.quarantine")
+    return lines
 
 
 @click.command()
@@ -103,6 +166,8 @@ def build(
     click.echo(f"\n{'table':<48} {'rows':>10}  snapshot")
     for name, count, snap in table_summary(spark):
         click.echo(f"{name:<48} {count:>10}  {snap}")
+    for line in intake_lines(intake_summary(spark)):
+        click.echo(line)
     if not run.success:
         for failure in run.failures:
             click.echo(f"FAILED {failure}", err=True)

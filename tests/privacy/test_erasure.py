@@ -90,6 +90,12 @@ def _forget(wh, *args: str):
     return json.loads(result.stdout)
 
 
+def _count_changes(spark) -> int:
+    if not spark.catalog.tableExists("raw.landed_file_changes"):
+        return 0
+    return spark.table("raw.landed_file_changes").count()
+
+
 def _log(spark) -> list[Any]:
     return spark.table("audit.erasure_log").collect()
 
@@ -229,6 +235,17 @@ def test_forget_leaves_the_subject_in_no_parquet_file(spark, subject_warehouse, 
     ).first()
     assert (ledger.loaded, ledger.quarantined, ledger.records_in) == (2, 0, 2)
     assert ledger.bytes == wh.landed_subject_file.stat().st_size
+    # ... with the mtime precision and checksum format discovery compares against
+    # (floe.feeds.ledger.report_changes), so no later build sees the file as changed
+    from floe.feeds.files import file_checksum
+
+    recorded = spark.sql(
+        "select unix_micros(modified_at) as modified_us, checksum from raw.landed_files "
+        "where _source_file = :key",
+        args={"key": key},
+    ).first()
+    assert recorded.modified_us == wh.landed_subject_file.stat().st_mtime_ns // 1000
+    assert recorded.checksum == file_checksum(wh.landed_subject_file)
 
 
 def _line_is_subject(line: bytes) -> bool:
@@ -250,7 +267,10 @@ def test_a_second_run_changes_nothing_and_logs_nothing(spark, subject_warehouse,
 def test_a_rebuild_does_not_resurrect_the_subject(spark, subject_warehouse, state, dbt):
     from tests.privacy.conftest import SELECT
 
+    changes_before = _count_changes(spark)
     dbt(["build", "-s", *SELECT])
+    # the files the erasure rewrote are not reported as changed after ingestion
+    assert _count_changes(spark) == changes_before
     for table in state["rows"]:
         _, mine = _rows(spark, table, state["keys"], [m.encode() for m in state["markers"]])
         assert mine == 0, table

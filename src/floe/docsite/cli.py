@@ -26,10 +26,12 @@ def docs(
     port: int, host: str, no_serve: bool, skip_generate: bool, target_path: Path | None
 ) -> None:
     """Build the docs site (dbt docs generate, raw feed docs, lineage) and serve it."""
+    from floe.docsite.quarantine import write_quarantine_page
     from floe.docsite.site import DocsSiteError, finish_site, generate, serve
-    from floe.runtime import Settings
+    from floe.runtime import Settings, get_spark
 
-    project = Settings.from_env().dbt_project_dir()
+    settings = Settings.from_env()
+    project = settings.dbt_project_dir()
     target = target_path or project / "target"
     try:
         if not skip_generate:
@@ -37,6 +39,9 @@ def docs(
             generate(project, target)
             click.echo(f"dbt docs generate: {time.perf_counter() - started:.1f}s")
         report = finish_site(target, project)
+        if not skip_generate:
+            quarantined = write_quarantine_page(get_spark(settings), target)
+            click.echo(f"quarantine page: {quarantined} quarantined record(s)")
     except DocsSiteError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(
@@ -48,7 +53,10 @@ def docs(
         return
     server = serve(target, host, port)
     url = f"http://{host}:{server.server_address[1]}/"
-    click.echo(f"serving {url} (column lineage: {url}lineage.html); Ctrl-C stops")
+    click.echo(
+        f"serving {url} (column lineage: {url}lineage.html, quarantine: "
+        f"{url}quarantine.html); Ctrl-C stops"
+    )
     try:
         while True:
             time.sleep(3600)

@@ -244,7 +244,7 @@ def record(
     rows = []
     for f in files:
         c = counts.get(f.key, FileCounts(0, 0, 0))
-        modified = _stamp(f.mtime_ns)
+        modified = mtime_stamp(f.mtime_ns)
         rows.append(
             (
                 feed.name,
@@ -279,7 +279,7 @@ def record(
     manifest.writeTo(LANDED_FILES).append()
 
 
-def _stamp(ns: int) -> str:
+def mtime_stamp(ns: int) -> str:
     """A modification time in ns as timestamp text, exact to the microsecond (no float)."""
     seconds, micros = divmod(ns // 1000, 1_000_000)
     moment = datetime.fromtimestamp(seconds, UTC) + timedelta(microseconds=micros)
@@ -357,7 +357,7 @@ def report_changes(
                 row["modified_at"],
                 row["checksum"],
                 f.size,
-                _stamp(f.mtime_ns),
+                mtime_stamp(f.mtime_ns),
                 observed,
                 batch_time(),
             )

@@ -529,9 +529,11 @@ def _refresh_ledger(spark: SparkSession, settings: Settings, row: LogRow, say: P
     records_in = their sum (reconciliation holds); a rewritten file's size and
     modification time (and checksum, if the ledger keeps one) are the new file's."""
     import uuid
-    from datetime import UTC
 
     from pyspark.sql import functions as F
+
+    from floe.feeds.files import file_checksum
+    from floe.feeds.ledger import mtime_stamp
 
     files = [f for f in row.landed_files if f.ingested]
     if not files or not spark.catalog.tableExists(LANDED_FILES):
@@ -565,13 +567,15 @@ def _refresh_ledger(spark: SparkSession, settings: Settings, row: LogRow, say: P
             counts.setdefault((r[0], r[1]), [0, 0])[1] = int(r[2])
     for f in files:
         loaded, quarantined = counts.get((f.feed, f.path), [0, 0])
-        size = modified = None
-        checksum = f.sha256_after if f.rewritten else None
+        size = modified = checksum = None
         path = settings.landing / f.path
         if f.rewritten and path.is_file():
+            # Discovery's precision and format (floe.feeds.ledger.report_changes): the
+            # mtime to the microsecond without a float, the block checksum sha256x8m.
             stat = path.stat()
             size = stat.st_size
-            modified = datetime.fromtimestamp(stat.st_mtime_ns / 1e9, UTC).replace(tzinfo=None)
+            modified = mtime_stamp(stat.st_mtime_ns)
+            checksum = file_checksum(path)
         updates.append(
             (f.feed, f.path, loaded, quarantined, loaded + quarantined, size, modified, checksum)
         )
@@ -579,8 +583,10 @@ def _refresh_ledger(spark: SparkSession, settings: Settings, row: LogRow, say: P
     spark.createDataFrame(
         updates,
         "feed string, _source_file string, loaded bigint, quarantined bigint, records_in bigint, "
-        "bytes bigint, modified_at timestamp, checksum string",
-    ).createOrReplaceTempView(view)
+        "bytes bigint, modified_at string, checksum string",
+    ).withColumn("modified_at", F.col("modified_at").cast("timestamp")).createOrReplaceTempView(
+        view
+    )
     ledger_columns = {c.lower() for c in spark.table(LANDED_FILES).columns}
     extra = ""
     if "checksum" in ledger_columns:

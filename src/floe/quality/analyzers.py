@@ -444,6 +444,45 @@ class UniqueValueRatio(Analyzer):
     kind: ClassVar[str] = "grouping"
 
 
+@dataclass(frozen=True)
+class CountDistinct(Analyzer):
+    """Exact number of distinct non-NULL keys (from the column set's shared groupBy)."""
+
+    name: ClassVar[str] = "count_distinct"
+    kind: ClassVar[str] = "grouping"
+
+
+@dataclass(frozen=True)
+class Entropy(Analyzer):
+    """Shannon entropy (natural log) of the key distribution, as Deequ's `Entropy`:
+    -sum(p ln p) over the keys' shares of the rows with a non-NULL key."""
+
+    name: ClassVar[str] = "entropy"
+    kind: ClassVar[str] = "grouping"
+
+
+@dataclass(frozen=True)
+class Correlation(Analyzer):
+    """Pearson correlation of two numeric columns over rows where both are non-NULL."""
+
+    name: ClassVar[str] = "correlation"
+
+    def aggregates(self, df: DataFrame) -> list[Column]:
+        from pyspark.sql import functions as F
+
+        cond = self._cond()
+        return [
+            F.corr(
+                F.when(cond, self._col(df, 0).cast("double")),
+                F.when(cond, self._col(df, 1).cast("double")),
+            )
+        ]
+
+    def finish(self, values: Sequence[Any]) -> float | None:
+        value = _num(values[0])
+        return None if value is None or math.isnan(value) else value
+
+
 def infer_type(shares: dict[str, float | None]) -> str:
     """Deequ's inferred type from kind shares: any string wins, then boolean, fractional..."""
     present = {k for k, v in shares.items() if v}
@@ -817,6 +856,7 @@ def _run_grouping(
             F.sum(c).alias(f"_rows{i}"),
             F.count(F.when(c > 0, F.lit(1))).alias(f"_distinct{i}"),
             F.count(F.when(c == 1, F.lit(1))).alias(f"_unique{i}"),
+            F.sum(F.when(c > 0, c * F.log(c))).alias(f"_clogc{i}"),
         ]
     row = freq.agg(*stats).collect()[0]
     out: dict[tuple, float | None] = {}
@@ -827,6 +867,12 @@ def _run_grouping(
             out[analyzer.key()] = _ratio(unique, rows)
         elif analyzer.name == "distinctness":
             out[analyzer.key()] = _ratio(distinct, rows)
+        elif analyzer.name == "count_distinct":
+            out[analyzer.key()] = float(distinct)
+        elif analyzer.name == "entropy":
+            # -sum(c/n ln(c/n)) = ln n - sum(c ln c) / n
+            clogc = row[f"_clogc{i}"]
+            out[analyzer.key()] = math.log(rows) - float(clogc) / float(rows) if rows else None
         else:
             out[analyzer.key()] = _ratio(unique, distinct)
     return out
@@ -841,6 +887,9 @@ ANALYZERS: dict[str, type[Analyzer]] = {
         Uniqueness,
         Distinctness,
         UniqueValueRatio,
+        CountDistinct,
+        Entropy,
+        Correlation,
         ApproxCountDistinct,
         Minimum,
         Maximum,

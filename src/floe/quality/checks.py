@@ -27,7 +27,7 @@ Metric names are the analyzers' (`floe.quality.analyzers.ANALYZERS`): size, comp
 uniqueness, distinctness, unique_value_ratio, approx_count_distinct, minimum, maximum,
 mean, standard_deviation, sum, approx_quantile(c, q), max_length, pattern_match(c, 're'),
 compliance('sql predicate'), contained_in(c, [..]), data_type(c, integral|fractional|
-boolean|string); aliases min, max, avg, stddev.
+boolean|string), count_distinct, entropy, correlation(a, b); aliases min, max, avg, stddev.
 """
 
 from __future__ import annotations
@@ -309,7 +309,10 @@ def build_analyzer(cls: type[Analyzer], args: Sequence[ast.expr], where: str | N
     if name == "size":
         arity(0)
         return cls(where=where)
-    if name in ("uniqueness", "distinctness", "unique_value_ratio"):
+    if name == "correlation":
+        arity(2)
+        return cls(columns=(_column(args[0]), _column(args[1])), where=where)
+    if name in ("uniqueness", "distinctness", "unique_value_ratio", "count_distinct", "entropy"):
         if not args:
             raise CheckSyntaxError(f"{name} needs at least one column")
         return cls(columns=tuple(_column(a) for a in args), where=where)

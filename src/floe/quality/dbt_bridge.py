@@ -15,12 +15,16 @@ Outcome per run of a model's checks:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from dbt_common.exceptions import DbtRuntimeError
 
+from floe.quality.analyzers import AnalyzerError
 from floe.quality.checks import CheckSyntaxError
+from floe.quality.dqdl import DqdlSyntaxError, DqdlUnsupportedError, verify_ruleset
 from floe.quality.verification import verify
+from floe.runtime import get_spark
 
 
 class DataQualityError(DbtRuntimeError):
@@ -34,8 +38,6 @@ def run_checks_for(
 
     Returns {"sql": <a query with no rows>, "warnings": [message, ...]}.
     """
-    from floe.runtime import get_spark
-
     table = _table_name(relation)
     if not checks:
         raise DbtRuntimeError(
@@ -56,6 +58,53 @@ def run_checks_for(
         "sql": "select 'ok' as floe_check where 1 = 0",
         "warnings": [r.message for r in result.warnings],
     }
+
+
+def dqdl_ruleset_text(
+    ruleset: str | None, model_name: str, model_path: str | None, project_root: str | Path
+) -> str:
+    """The model's DQDL: ``meta.floe_dqdl`` if given, else ``<model>.dqdl`` beside its SQL."""
+    if ruleset:
+        return str(ruleset)
+    if model_path:
+        beside = (Path(project_root) / model_path).with_suffix(".dqdl")
+        if beside.is_file():
+            return beside.read_text(encoding="utf-8")
+        where = f" or a file {beside.relative_to(Path(project_root))}"
+    else:
+        where = ""
+    raise DbtRuntimeError(
+        f"floe_dqdl on model {model_name}: no ruleset (add `meta: floe_dqdl: |` with "
+        f"`Rules = [ ... ]`{where})"
+    )
+
+
+def run_dqdl_for(
+    relation: Any,
+    ruleset: str | None,
+    model_name: str,
+    run_id: str | None = None,
+    *,
+    datasets: dict[str, str] | None = None,
+    model_path: str | None = None,
+    project_root: str | Path = ".",
+) -> dict[str, Any]:
+    """Evaluate a model's DQDL ruleset for dbt: a failed rule raises DataQualityError."""
+    table = _table_name(relation)
+    text = dqdl_ruleset_text(ruleset, model_name, model_path, project_root)
+    try:
+        result = verify_ruleset(
+            get_spark(), table, text, model=model_name, run_id=run_id, datasets=datasets
+        )
+    except (DqdlSyntaxError, DqdlUnsupportedError, AnalyzerError) as exc:
+        raise DbtRuntimeError(f"floe_dqdl on {table} (model {model_name}): {exc}") from exc
+    if result.errors:
+        lines = "\n".join(f"  - {r.message}" for r in result.errors)
+        raise DataQualityError(
+            f"{len(result.errors)} of {len(result.results)} DQDL rules failed on {table} "
+            f"(model {model_name}, run {result.run_id}; see dq.check_results):\n{lines}"
+        )
+    return {"sql": "select 'ok' as floe_check where 1 = 0", "warnings": []}
 
 
 def _table_name(relation: Any) -> str:
