@@ -119,8 +119,8 @@ def check_command(text: str, cli: click.Group) -> str | None:
     args = tokens[1:]
     words = ["floe"]
     while isinstance(command, click.Group) and args and not args[0].startswith("-"):
-        if PLACEHOLDER.search(args[0]):
-            return None
+        if PLACEHOLDER.search(args[0]) or args[0].endswith(":"):
+            return None  # a placeholder, or a line floe prints ("floe dev watch: OK")
         try:
             name, sub, args = command.resolve_command(ctx, args)
         except click.UsageError:
