@@ -388,6 +388,20 @@ class FloeAdapter(SparkAdapter):
             column.table_owner = owner
         return columns
 
+    # ---- seeds, microbatch and clone (floe.materialize; docs/decisions/0025-seeds-snapshots-and-clones.md)
+
+    @available
+    def floe_seed_view(self, agate_table: Any, columns: list, view: str, seed: str) -> int:
+        """The seed's parsed rows as temporary view `view`, cast to `columns` (name, type)."""
+        from floe.materialize.seeds import SeedError, register_seed_view
+        from floe.runtime import get_spark
+
+        pairs = [(str(name), str(data_type)) for name, data_type in columns]
+        try:
+            return register_seed_view(get_spark(), agate_table.rows, pairs, str(view))
+        except SeedError as exc:
+            raise DbtRuntimeError(f"Seed {seed}: {exc}") from exc
+
 
 def _truthy(value: Any) -> bool:
     return value is True or str(value).lower() == "true"
