@@ -391,16 +391,40 @@ class FloeAdapter(SparkAdapter):
     # ---- seeds, microbatch and clone (floe.materialize; docs/decisions/0025-seeds-snapshots-and-clones.md)
 
     @available
-    def floe_seed_view(self, agate_table: Any, columns: list, view: str, seed: str) -> int:
-        """The seed's parsed rows as temporary view `view`, cast to `columns` (name, type)."""
+    def floe_seed_read(self, seed: str, path: str, column_types: dict, delimiter: str) -> Any:
+        """A seed CSV with dbt's column names and types (floe.materialize.seeds.read_seed)."""
+        from pathlib import Path
+
+        from floe.materialize.seeds import SeedError, read_seed
+
+        try:
+            return read_seed(
+                Path(path),
+                delimiter=delimiter or ",",
+                column_types={str(k): str(v) for k, v in (column_types or {}).items()},
+                convert_type=self.convert_type,
+            )
+        except (SeedError, OSError, UnicodeDecodeError) as exc:
+            raise DbtRuntimeError(f"Seed {seed}: {exc}") from exc
+
+    @available
+    def floe_seed_show_table(self, columns: Any) -> Any:
+        """The first rows of a read seed as an agate table (`dbt seed --show`)."""
+        from floe.materialize.seeds import show_table
+
+        return show_table(columns)
+
+    @available
+    def floe_seed_view(self, seed: str, columns: Any, view: str) -> str:
+        """A read seed's rows as temporary view `view`, cast to its column types."""
         from floe.materialize.seeds import SeedError, register_seed_view
         from floe.runtime import get_spark
 
-        pairs = [(str(name), str(data_type)) for name, data_type in columns]
         try:
-            return register_seed_view(get_spark(), agate_table.rows, pairs, str(view))
+            register_seed_view(get_spark(), columns, str(view))
         except SeedError as exc:
             raise DbtRuntimeError(f"Seed {seed}: {exc}") from exc
+        return ""
 
 
 def _truthy(value: Any) -> bool:

@@ -1,11 +1,12 @@
 {#
     floe's `seed` materialization: the CSV in one Iceberg commit.
 
-    dbt parses the CSV (its agate table: the same type inference and
-    `column_types` as on every adapter); floe turns those rows into one
-    DataFrame in the dbt process's SparkSession (adapter.floe_seed_view, cast
-    to the seed's column types, a value its type cannot hold fails the seed
-    naming column and value) and writes it with one
+    floe reads the CSV with dbt's column types (the same inference and
+    `column_types` as on every adapter, decided per column from its distinct
+    values instead of agate's per-cell pass: floe.materialize.seeds), turns the
+    rows into one DataFrame in the dbt process's SparkSession
+    (adapter.floe_seed_view: cast to the column types; a value its type cannot
+    hold fails the write naming column and value) and writes it with one
     `create or replace table ... as select`: a first seed, a re-seed of a
     changed CSV and --full-refresh alike are one atomic commit that keeps the
     table's history, instead of dbt-spark's drop/truncate and rendered
@@ -32,12 +33,14 @@
             "Cannot seed to '" ~ old_relation.render() ~ "', it is a view") }}
     {%- endif -%}
 
-    {%- set agate_table = load_agate_table() -%}
-    {%- do store_result('agate_table', response='OK', agate_table=agate_table) -%}
-    {%- set columns = floe_seed_columns(model, agate_table) -%}
-    {%- set fingerprint = local_md5(model['checksum']['checksum'] ~ tojson(columns)
-        ~ tojson(model['config'])) -%}
-    {%- set rows_affected = agate_table.rows | length -%}
+    {%- set csv_path = model['root_path'] ~ '/' ~ model['original_file_path'] -%}
+    {%- set columns = adapter.floe_seed_read(this | string, csv_path,
+        config.get('column_types'), config.get('delimiter')) -%}
+    {%- do store_result('agate_table', response='OK',
+        agate_table=adapter.floe_seed_show_table(columns)) -%}
+    {%- set fingerprint = local_md5(model['checksum']['checksum']
+        ~ tojson(columns.types) ~ tojson(model['config'])) -%}
+    {%- set rows_affected = columns.rows -%}
 
     {{ run_hooks(pre_hooks, inside_transaction=False) }}
     {{ run_hooks(pre_hooks, inside_transaction=True) }}
@@ -50,7 +53,7 @@
         {%- set rows_affected = 0 -%}
     {%- else -%}
         {%- set view = model['alias'] ~ '__floe_seed' -%}
-        {%- do adapter.floe_seed_view(agate_table, columns, view, this | string) -%}
+        {%- do adapter.floe_seed_view(this | string, columns, view) -%}
         {%- set sql = floe_seed_table_as(target_relation, view) -%}
         {%- call statement('load_seed') -%}{{ sql }}{%- endcall -%}
         {%- call statement('record_seed') -%}
@@ -72,21 +75,6 @@
     {{ run_hooks(post_hooks, inside_transaction=False) }}
     {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
-
-
-{#
-    [(name, Spark type)] of a seed: dbt's inferred type per column
-    (adapter.convert_type), or the seed's `column_types` entry for it.
-#}
-{% macro floe_seed_columns(model, agate_table) %}
-    {%- set overrides = model['config'].get('column_types') or {} -%}
-    {%- set columns = [] -%}
-    {%- for name in agate_table.column_names -%}
-        {%- set inferred = adapter.convert_type(agate_table, loop.index0) -%}
-        {%- do columns.append([name | string, overrides.get(name, inferred)]) -%}
-    {%- endfor -%}
-    {{ return(columns) }}
-{% endmacro %}
 
 
 {# The one statement that writes a seed: create or replace from its rows' view. #}
