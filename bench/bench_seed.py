@@ -8,6 +8,7 @@ types, in one scratch lakehouse and one SparkSession, run alternately:
 Scale by environment:
     FLOE_BENCH_SEED_ROWS     rows of the seed (default 100_000)
     FLOE_BENCH_SEED_REPEATS  alternating rounds (default 3; the first warms the JVM)
+Also printed: the seed node alone (dbt's own start-up excluded) over the DataFrame.
 Printed ratio (target of docs/decisions/0025-seeds-snapshots-and-clones.md): seed /
 dataframe <= 2, medians of the rounds after the first, with the load average.
 """
@@ -70,6 +71,8 @@ def main() -> None:
     _write_csv(csv_path, rows)
     print(f"{rows:,} rows x 5 columns, {csv_path.stat().st_size / 1e6:.1f} MB CSV")
 
+    node_seconds: list[float] = []
+
     def seed() -> float:
         started = time.perf_counter()
         run = run_dbt(
@@ -81,6 +84,7 @@ def main() -> None:
         )
         if not run.success:
             raise RuntimeError(f"dbt seed failed: {run.failures or run.exception}")
+        node_seconds.append(sum(r.execution_time for r in run.result.results))
         return time.perf_counter() - started
 
     def dataframe() -> float:
@@ -109,6 +113,11 @@ def main() -> None:
         "from staging.bench_rows_df)"
     ).first()[0]
     print(f"rows differing between the two tables: {same}")
+    node = statistics.median(node_seconds[1:])
+    print(
+        f"seed node alone (dbt's parse and relation cache excluded) {node:.2f}s / dataframe "
+        f"{counted['dataframe']:.2f}s = {node / counted['dataframe']:.2f}x"
+    )
     print(
         f"seed {counted['seed']:.2f}s / dataframe {counted['dataframe']:.2f}s = "
         f"{counted['seed'] / counted['dataframe']:.2f}x (target <= 2)  load {_load()}"

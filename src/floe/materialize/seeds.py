@@ -111,11 +111,12 @@ def _agate_type(
     name: str, distinct: Sequence[str], convert_type: Callable[[Any, int], str]
 ) -> tuple[str, dict[str, str | None] | None]:
     """dbt's own inference on a column's distinct values: its type, and how values read."""
-    import agate
+    import agate  # type: ignore[import-untyped]
     from dbt_common.clients import agate_helper
 
+    rows: list[list[str | None]] = [[v] for v in distinct] or [[None]]
     table = agate.Table(
-        [[v] for v in distinct] or [[None]],
+        rows,
         [name],
         column_types=agate_helper.DEFAULT_TYPE_TESTER,
     )
@@ -149,12 +150,15 @@ def read_seed(
     for number, row in enumerate(rows, start=2):
         if len(row) != width:
             raise SeedError(f"{path}, line {number}: {len(row)} values, the header has {width}")
-    cells = [list(col) for col in zip(*rows, strict=True)] if rows else [[] for _ in names]
-    types, rewrites = [], []
+    cells: list[list[str | None]] = (
+        [list(col) for col in zip(*rows, strict=True)] if rows else [[] for _ in names]
+    )
+    types: list[str] = []
+    rewrites: list[dict[str, str | None] | None] = []
     for name, col in zip(names, cells, strict=True):
-        nulls = [i for i, v in enumerate(col) if _is_null(v)]
+        nulls = [i for i, v in enumerate(col) if v is not None and _is_null(v)]
         for i in nulls:
-            col[i] = None  # type: ignore[call-overload]
+            col[i] = None
         if name in column_types:
             types.append(column_types[name])
             rewrites.append(None)
@@ -168,7 +172,7 @@ def read_seed(
             data_type, rewrite = _agate_type(name, distinct, convert_type)
             types.append(data_type)
             rewrites.append(rewrite)
-    return SeedColumns(names, types, cells, rewrites)  # type: ignore[arg-type]
+    return SeedColumns(names, types, cells, rewrites)
 
 
 def show_table(seed: SeedColumns) -> Any:
@@ -181,7 +185,7 @@ def show_table(seed: SeedColumns) -> Any:
 
 def seed_frame(spark: SparkSession, seed: SeedColumns) -> DataFrame:
     """The seed as a DataFrame of its types; a value its type cannot hold fails the write."""
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
