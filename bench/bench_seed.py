@@ -9,7 +9,7 @@ Scale by environment:
     FLOE_BENCH_SEED_ROWS     rows of the seed (default 100_000)
     FLOE_BENCH_SEED_REPEATS  alternating rounds (default 3; the first warms the JVM)
 Also printed: the seed node alone (dbt's own start-up excluded) over the DataFrame.
-Printed ratio (target of docs/decisions/0025-seeds-snapshots-and-clones.md): seed /
+Printed ratio (target of docs/decisions/0025-seeds-and-snapshots.md): seed /
 dataframe <= 2, medians of the rounds after the first, with the load average.
 """
 

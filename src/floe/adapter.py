@@ -388,7 +388,7 @@ class FloeAdapter(SparkAdapter):
             column.table_owner = owner
         return columns
 
-    # ---- seeds, microbatch and clone (floe.materialize; docs/decisions/0025-seeds-snapshots-and-clones.md)
+    # ---- seeds (floe.materialize.seeds; docs/decisions/0025-seeds-and-snapshots.md)
 
     @available
     def floe_seed_read(self, seed: str, path: str, column_types: dict, delimiter: str) -> Any:

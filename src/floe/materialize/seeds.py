@@ -2,8 +2,7 @@
 
 dbt-spark parses the CSV into an agate table (pure-Python type inference of every
 cell) and renders every cell into ``insert ... values (cast(? as type), ...)``
-batches: a 20,000-row seed took minutes. Here (docs/decisions/0025-seeds-snapshots-
-and-clones.md):
+batches: a 20,000-row seed took minutes. Here (docs/decisions/0025-seeds-and-snapshots.md):
 
 - the CSV is read with Python's ``csv`` module, as agate reads it;
 - each column's type follows dbt's rules (agate's type tester, then the adapter's

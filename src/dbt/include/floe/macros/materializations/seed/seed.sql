@@ -10,7 +10,7 @@
     `create or replace table ... as select`: a first seed, a re-seed of a
     changed CSV and --full-refresh alike are one atomic commit that keeps the
     table's history, instead of dbt-spark's drop/truncate and rendered
-    `insert ... values` batches (docs/decisions/0025-seeds-snapshots-and-clones.md).
+    `insert ... values` batches (docs/decisions/0025-seeds-and-snapshots.md).
 
     A seed whose CSV, column types and config are those of its last load
     (table property `floe.seed`) is not rewritten: re-running `dbt seed`

@@ -18,7 +18,7 @@
       column dropped from the source is kept and reads NULL in new versions;
     - no change, no commit: an empty change set runs no MERGE.
     The first run creates an Iceberg table (no file_format needed) with
-    dbt's own build_snapshot_table (docs/decisions/0025-seeds-snapshots-and-clones.md).
+    dbt's own build_snapshot_table (docs/decisions/0025-seeds-and-snapshots.md).
 #}
 {% materialization snapshot, adapter='floe' %}
     {%- set strategy_name = config.get('strategy') -%}
