@@ -15,7 +15,9 @@
       only where Iceberg can (int -> bigint, float -> double, decimal
       precision), anything else fails naming the table, column and both types
       (schema_evolution.sql);
-    - strategy `cdc` (cdc/): op-aware latest-change-per-key MERGE.
+    - strategy `cdc` (cdc/): op-aware latest-change-per-key MERGE;
+    - strategy `microbatch` (microbatch.sql): each batch replaces exactly its
+      event-time window in one commit, no partition_by needed.
 #}
 {% materialization incremental, adapter='floe', supported_languages=['sql', 'python'] -%}
     {%- set strategy = config.get('incremental_strategy') or 'append' -%}
@@ -64,7 +66,10 @@
             {%- do floe_validate_unique_key(
                 unique_key, adapter.get_columns_in_relation(tmp_relation)) -%}
         {%- endif -%}
-        {%- if floe_relation_is_empty(tmp_relation) -%}
+        {%- if strategy == 'microbatch' -%}
+            {%- do floe_schema_evolve(on_schema_change, tmp_relation, existing_relation) -%}
+            {%- do floe_microbatch_replace(tmp_relation, target_relation) -%}
+        {%- elif floe_relation_is_empty(tmp_relation) -%}
             {{ log(this ~ ': no new rows, nothing committed', info=False) }}
             {%- call statement('main') -%}
                 select 'no new rows' as floe_skipped

@@ -8,7 +8,7 @@
     feed's (checked by floe_cdc_config, which knows the feed).
 #}
 {% macro floe_validate_incremental(strategy, unique_key, partition_by) %}
-    {%- set allowed = ['append', 'merge', 'insert_overwrite', 'cdc'] -%}
+    {%- set allowed = ['append', 'merge', 'insert_overwrite', 'cdc', 'microbatch'] -%}
     {%- if strategy not in allowed -%}
         {{ exceptions.raise_compiler_error(
             "Model " ~ this ~ ": incremental_strategy '" ~ strategy

@@ -1,0 +1,229 @@
+"""Seeds in one DataFrame write instead of dbt-spark's rendered VALUES batches.
+
+dbt-spark parses the CSV into an agate table (pure-Python type inference of every
+cell) and renders every cell into ``insert ... values (cast(? as type), ...)``
+batches: a 20,000-row seed took minutes. Here (docs/decisions/0025-seeds-and-snapshots.md):
+
+- the CSV is read with Python's ``csv`` module, as agate reads it;
+- each column's type follows dbt's rules (agate's type tester, then the adapter's
+  ``convert_type``: bigint/double/date/timestamp/boolean/string), decided from the
+  column's *distinct* values: plain integers, decimals, ISO dates, ``YYYY-MM-DD
+  HH:MM:SS`` timestamps and ``true``/``false`` by pattern, anything else by agate's own
+  tester on those distinct values; ``column_types`` entries are read as text and cast,
+  as dbt does;
+- the raw strings travel to Spark as one Arrow-backed DataFrame and are cast there;
+  a value its column's type cannot hold (``'x1'`` as ``int``) fails the write naming
+  column and value, where dbt-spark's cast would load NULL.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import decimal
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+NULLS = frozenset({"", "null"})  # agate_helper's null values, after strip().lower()
+_INT = re.compile(r"-?[0-9]+")
+_DEC = re.compile(r"-?[0-9]+\.[0-9]+")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DATETIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}")
+_BOOL = frozenset({"true", "false"})
+# Rows of the agate table dbt keeps for `dbt seed --show` (it prints the first few).
+SHOW_ROWS = 20
+
+
+class SeedError(ValueError):
+    """A seed's CSV or column types cannot be loaded as they are."""
+
+
+@dataclass
+class SeedColumns:
+    """A parsed seed: column names, Spark types, raw cells (None for null) per column."""
+
+    names: list[str]
+    types: list[str]
+    cells: list[list[str | None]]
+    # per column: raw text -> the text Spark casts (agate-parsed values of odd shapes)
+    rewrites: list[dict[str, str | None] | None]
+
+    @property
+    def rows(self) -> int:
+        return len(self.cells[0]) if self.cells else 0
+
+
+def _is_null(value: str) -> bool:
+    return value.strip().lower() in NULLS
+
+
+def _text(value: Any) -> str | None:
+    """An agate-parsed value as the string Spark casts back to its type."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")  # never exponent notation: '1E+5' does not cast to bigint
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def _valid(parse: Callable[[str], Any], values: Sequence[str]) -> bool:
+    try:
+        for value in values:
+            parse(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _fast_type(distinct: Sequence[str]) -> str | None:
+    """dbt's type of a column whose distinct values all have one plain shape, else None."""
+    if not distinct:
+        return None  # all null: agate's tester decides
+    if all(_INT.fullmatch(v) for v in distinct):
+        return "bigint"
+    if all(_INT.fullmatch(v) or _DEC.fullmatch(v) for v in distinct):
+        return "double"  # some value has decimal places (agate MaxPrecision > 0)
+    if all(_DATE.fullmatch(v) for v in distinct) and _valid(dt.date.fromisoformat, distinct):
+        return "date"
+    if all(_DATETIME.fullmatch(v) for v in distinct) and _valid(
+        dt.datetime.fromisoformat, distinct
+    ):
+        return "timestamp"
+    if all(v in _BOOL for v in distinct):
+        return "boolean"
+    return None
+
+
+def _agate_type(
+    name: str, distinct: Sequence[str], convert_type: Callable[[Any, int], str]
+) -> tuple[str, dict[str, str | None] | None]:
+    """dbt's own inference on a column's distinct values: its type, and how values read."""
+    import agate  # type: ignore[import-untyped]
+    from dbt_common.clients import agate_helper
+
+    rows: list[list[str | None]] = [[v] for v in distinct] or [[None]]
+    table = agate.Table(
+        rows,
+        [name],
+        column_types=agate_helper.DEFAULT_TYPE_TESTER,
+    )
+    data_type = convert_type(table, 0)
+    column_type = table.column_types[0]
+    if isinstance(column_type, agate.data_types.Text):
+        return data_type, None
+    return data_type, {raw: _text(column_type.cast(raw)) for raw in distinct}
+
+
+def read_seed(
+    path: Path,
+    *,
+    delimiter: str,
+    column_types: Mapping[str, str],
+    convert_type: Callable[[Any, int], str],
+) -> SeedColumns:
+    """The seed CSV at ``path`` with dbt's column names and types (see module doc)."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        if handle.read(1) != "\ufeff":
+            handle.seek(0)
+        reader = csv.reader(handle, delimiter=delimiter)
+        header = next(reader, None)
+        if not header:
+            raise SeedError(f"{path}: no header row")
+        rows = list(reader)
+    names = [n.strip() for n in header]
+    if any(not n for n in names) or len({n.lower() for n in names}) != len(names):
+        raise SeedError(f"{path}: blank or repeated column names in the header: {header}")
+    width = len(names)
+    for number, row in enumerate(rows, start=2):
+        if len(row) != width:
+            raise SeedError(f"{path}, line {number}: {len(row)} values, the header has {width}")
+    cells: list[list[str | None]] = (
+        [list(col) for col in zip(*rows, strict=True)] if rows else [[] for _ in names]
+    )
+    types: list[str] = []
+    rewrites: list[dict[str, str | None] | None] = []
+    for name, col in zip(names, cells, strict=True):
+        nulls = [i for i, v in enumerate(col) if v is not None and _is_null(v)]
+        for i in nulls:
+            col[i] = None
+        if name in column_types:
+            types.append(column_types[name])
+            rewrites.append(None)
+            continue
+        distinct = sorted({v for v in col if v is not None})
+        fast = _fast_type(distinct)
+        if fast is not None:
+            types.append(fast)
+            rewrites.append(None)
+        else:
+            data_type, rewrite = _agate_type(name, distinct, convert_type)
+            types.append(data_type)
+            rewrites.append(rewrite)
+    return SeedColumns(names, types, cells, rewrites)
+
+
+def show_table(seed: SeedColumns) -> Any:
+    """A small agate table of the seed's first rows, for `dbt seed --show`."""
+    import agate
+
+    rows = [list(r) for r in zip(*(c[:SHOW_ROWS] for c in seed.cells), strict=True)]
+    return agate.Table(rows, seed.names, [agate.Text() for _ in seed.names])
+
+
+def seed_frame(spark: SparkSession, seed: SeedColumns) -> DataFrame:
+    """The seed as a DataFrame of its types; a value its type cannot hold fails the write."""
+    import pandas as pd  # type: ignore[import-untyped]
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    raw = [f"_c{i}" for i in range(len(seed.names))]
+    columns = {}
+    for r, col, rewrite in zip(raw, seed.cells, seed.rewrites, strict=True):
+        columns[r] = col if rewrite is None else [None if v is None else rewrite[v] for v in col]
+    schema = StructType([StructField(r, StringType()) for r in raw])
+    if seed.rows:
+        strings = spark.createDataFrame(pd.DataFrame(columns, dtype=object), schema)
+    else:
+        strings = spark.createDataFrame([], schema)
+    typed = []
+    for r, name, data_type in zip(raw, seed.names, seed.types, strict=True):
+        try:
+            value = F.col(r).cast(data_type)
+        except Exception as exc:  # pyspark's ParseException
+            raise SeedError(
+                f"column {name!r}: {data_type!r} is not a Spark SQL type; fix column_types "
+                f"in the seed's config ({type(exc).__name__})"
+            ) from None
+        message = F.concat(
+            F.lit(f"column {name!r}: value '"),
+            F.col(r),
+            F.lit(f"' is not a {data_type}; fix the CSV or the column's column_types"),
+        )
+        checked = F.when(F.col(r).isNotNull() & value.isNull(), F.raise_error(message))
+        typed.append(checked.otherwise(value).cast(data_type).alias(name))
+    return strings.select(*typed)
+
+
+def register_seed_view(spark: SparkSession, seed: SeedColumns, view: str) -> None:
+    """Register the seed's typed rows as temporary view ``view``."""
+    if not view.replace("_", "").isalnum():
+        raise SeedError(f"{view!r} is not a plain view name")
+    try:
+        frame = seed_frame(spark, seed)
+    except SeedError:
+        raise
+    except Exception as exc:  # AnalysisException: e.g. a type Spark cannot cast to
+        raise SeedError(f"{type(exc).__name__}: {exc}") from None
+    frame.createOrReplaceTempView(view)
