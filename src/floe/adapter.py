@@ -102,6 +102,7 @@ class FloeConnectionManager(SparkConnectionManager):
         if connection.credentials.require_cluster:
             _require_cluster(spark)
         _take_writer_lock()
+        _use_env(spark)
         connection = super().open(connection)
         if isinstance(connection.handle, SessionConnectionWrapper):
             connection.handle = _literal_binding_wrapper()(connection.handle.handle)
@@ -113,6 +114,7 @@ class FloeConnectionManager(SparkConnectionManager):
         finally:
             from floe.runtime.locking import release
 
+            _leave_env()
             release(DBT_LOCK_OWNER)
 
 
@@ -138,6 +140,35 @@ def _take_writer_lock() -> None:
         acquire(Settings.from_env(), DBT_LOCK_OWNER, command=f"dbt {which}")
     except WriterLockTimeout as exc:
         raise DbtRuntimeError(str(exc)) from exc
+
+
+# -- environments (floe.envs, docs/envs.md): FLOE_ENV=<name> builds into branch env_<name>
+WAP_BRANCH = "spark.wap.branch"
+
+
+def _use_env(spark: Any) -> None:
+    """Point this session's reads and writes at FLOE_ENV's branch, or at main."""
+    from floe.envs import EnvError, branch_of, require_env
+    from floe.runtime import Settings
+
+    name = Settings.from_env().env
+    if name is None:
+        spark.conf.unset(WAP_BRANCH)
+        return
+    try:
+        require_env(Settings.from_env(), name)
+    except EnvError as exc:
+        raise DbtRuntimeError(f"FLOE_ENV={name}: {exc}") from exc
+    spark.conf.set(WAP_BRANCH, branch_of(name))
+
+
+def _leave_env() -> None:
+    from floe.runtime import Settings
+
+    if Settings.from_env().env is not None:
+        from floe.runtime import get_spark
+
+        get_spark().conf.unset(WAP_BRANCH)
 
 
 def _require_cluster(spark: Any) -> None:
@@ -240,6 +271,13 @@ class FloeAdapter(SparkAdapter):
         from floe.quality.dbt_bridge import run_checks_for
 
         return run_checks_for(relation, checks, model_name, run_id)
+
+    @available
+    def floe_env(self) -> str:
+        """The environment this dbt run builds into (FLOE_ENV), '' for main."""
+        from floe.runtime import Settings
+
+        return Settings.from_env().env or ""
 
     @available
     def floe_privacy(self, operation: str, args: dict, graph: dict) -> str:

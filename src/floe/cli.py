@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "privacy": ("floe.privacy.cli:privacy", "PII tags: scan, masked reads, erasure log, keys."),
     "forget": ("floe.privacy.cli:forget", "Erase a data subject everywhere (GDPR erasure)."),
     "rectify": ("floe.privacy.cli:rectify", "Correct a data subject's values everywhere."),
+    "env": ("floe.envs.cli:env", "Environments on Iceberg branches: create, diff, publish, drop."),
     "docs-coverage": (
         "floe.docsite.coverage:docs_coverage",
         "Fail on undocumented models, columns, sources and macros.",
