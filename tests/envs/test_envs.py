@@ -118,16 +118,20 @@ def test_build_audit_diff_publish_drop(spark, lakehouse, build):
     assert list_envs(lakehouse) == []
 
 
-def test_failing_audit_leaves_main_untouched_and_drop_removes_everything(
-    spark, lakehouse, build
-):
-    from floe.envs import create, drop, status
+def test_failing_audit_leaves_main_untouched_and_drop_removes_everything(spark, lakehouse, build):
+    from floe.envs import create, drop
 
     build(["build"])
     before = mains(spark)
     create(spark, lakehouse, "ci")
-    run = build(["build", "-s", "env_mart+"], env="ci", expect_success=False,
-                env_factor=2, env_audit_fails=True, env_new_model=True)
+    run = build(
+        ["build", "-s", "env_mart+"],
+        env="ci",
+        expect_success=False,
+        env_factor=2,
+        env_audit_fails=True,
+        env_new_model=True,
+    )
     assert not run.success
     assert any("env_audit" in f for f in run.failures)
     assert mains(spark) == before
@@ -159,9 +163,7 @@ def test_model_new_to_the_environment_lives_only_there_until_published(spark, la
     create(spark, lakehouse, "feat")
     build(["build", "-s", "env_new"], env="feat", env_new_model=True)
     assert spark.sql("select count(*) from marts.env_new").first()[0] == 0  # main: empty
-    assert (
-        spark.sql("select count(*) from marts.env_new version as of 'env_feat'").first()[0] == 7
-    )
+    assert spark.sql("select count(*) from marts.env_new version as of 'env_feat'").first()[0] == 7
     drop(spark, lakehouse, "feat")
     assert not spark.catalog.tableExists("marts.env_new")
 

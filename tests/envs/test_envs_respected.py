@@ -45,8 +45,9 @@ def test_maintain_keeps_main_and_the_branch_readable_and_defers_compaction(
 
     from floe.maintenance.core import MaintenancePolicy, maintain_table, remove_orphans_before
 
-    main_sum, branch_sum = _sum(spark, "marts.env_mart", "main"), _sum(
-        spark, "marts.env_mart", "env_dev"
+    main_sum, branch_sum = (
+        _sum(spark, "marts.env_mart", "main"),
+        _sum(spark, "marts.env_mart", "env_dev"),
     )
     assert branch_sum == 2 * main_sum
     snapshots = spark.sql("select count(*) from marts.env_mart.snapshots").first()[0]
@@ -80,9 +81,7 @@ def test_abandoned_environments_expire_by_policy(spark, lakehouse, built_env):
     assert names == {"main"}
 
 
-def test_erasure_with_an_open_environment_reaches_every_branch_and_tag(
-    spark, lakehouse, built_env
-):
+def test_erasure_with_an_open_environment_reaches_every_branch_and_tag(spark, lakehouse, built_env):
     from floe.privacy.erasure import forget
     from floe.privacy.subject import Subject
     from floe.privacy.tags import load_tags
@@ -90,9 +89,12 @@ def test_erasure_with_an_open_environment_reaches_every_branch_and_tag(
     spark.sql("alter table marts.env_base create tag audit_2026 retain 30 days")
     subject = "id = 5"
     for table, ref in (("marts.env_mart", "env_dev"), ("marts.env_base", "audit_2026")):
-        assert spark.sql(
-            f"select count(*) from {table} version as of '{ref}' where {subject}"
-        ).first()[0] == 1
+        assert (
+            spark.sql(
+                f"select count(*) from {table} version as of '{ref}' where {subject}"
+            ).first()[0]
+            == 1
+        )
 
     tags = load_tags(lakehouse, built_env)
     outcome = forget(spark, lakehouse, tags, Subject.parse("person_id=5"), scan_landing=False)

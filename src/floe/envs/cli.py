@@ -30,7 +30,8 @@ def env() -> None:
 @click.argument("name")
 def create(name: str) -> None:
     """Create environment NAME (no data is copied; tables branch on first write)."""
-    from floe.envs import EnvError, create as create_env
+    from floe.envs import EnvError
+    from floe.envs import create as create_env
 
     spark, settings = _session()
     try:
@@ -90,14 +91,20 @@ def status_(name: str, as_json: bool) -> None:
 @click.argument("name")
 @click.option("--examples", default=5, show_default=True, help="Example keys per kind of change.")
 @click.option("--key", "keys", multiple=True, help="table=col1,col2 when dbt declares none.")
+@click.option("--manifest", type=click.Path(dir_okay=False), help="dbt manifest with the keys.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def diff(name: str, examples: int, keys: tuple[str, ...], as_json: bool) -> None:
+def diff(
+    name: str, examples: int, keys: tuple[str, ...], manifest: str | None, as_json: bool
+) -> None:
     """Rows added, removed and changed per changed table, against main."""
+    from pathlib import Path
+
     from floe.envs import EnvError
     from floe.envs.diff import diff_env, keys_from_manifest, render
 
     spark, settings = _session()
-    declared = keys_from_manifest(settings.dbt_project_dir() / "target" / "manifest.json")
+    path = Path(manifest) if manifest else settings.dbt_project_dir() / "target" / "manifest.json"
+    declared = keys_from_manifest(path)
     for item in keys:
         table, _, cols = item.partition("=")
         declared[table] = [c.strip() for c in cols.split(",") if c.strip()]
@@ -116,7 +123,8 @@ def diff(name: str, examples: int, keys: tuple[str, ...], as_json: bool) -> None
 @click.option("--allow-moved", is_flag=True, help="Publish although main moved since create.")
 def publish(name: str, allow_moved: bool) -> None:
     """Fast-forward main of every changed table to NAME's branch, then end NAME."""
-    from floe.envs import EnvError, publish as publish_env
+    from floe.envs import EnvError
+    from floe.envs import publish as publish_env
 
     spark, settings = _session()
     try:
@@ -130,7 +138,8 @@ def publish(name: str, allow_moved: bool) -> None:
 @click.argument("name")
 def drop(name: str) -> None:
     """Drop NAME: its branches, its own tables and views (main is untouched)."""
-    from floe.envs import EnvError, drop as drop_env
+    from floe.envs import EnvError
+    from floe.envs import drop as drop_env
 
     spark, settings = _session()
     try:

@@ -63,8 +63,8 @@ class MainMoved(EnvError):
             f"{', '.join(tables)}; publishing would overwrite those changes or combine "
             f"the environment's tables with a main they were not built against. Rebuild "
             f"on top of the new main (`floe env drop {name} && floe env create {name} && "
-            f"FLOE_ENV={name} dbt build -s <selector>`), or publish anyway with "
-            f"--allow-moved if the moved tables do not matter to the change."
+            f"FLOE_ENV={name} dbt build -s <selector>`); --allow-moved publishes anyway "
+            f"only when none of them was changed in the environment."
         )
 
 
@@ -281,9 +281,7 @@ def status(spark: SparkSession, settings: Settings, name: str) -> EnvStatus:
         refs = _table_refs(spark, table, env)
         if refs is not None:
             result.tables.append(refs)
-    result.views_created = [
-        v for v in project_views(spark) if _view_created_by(spark, v, env.name)
-    ]
+    result.views_created = [v for v in project_views(spark) if _view_created_by(spark, v, env.name)]
     journal = _journal_path(settings, name)
     if journal.exists():
         result.publishing = json.loads(journal.read_text())["tables"]
@@ -388,9 +386,11 @@ def publish(
             step(f"resuming the publish journaled in {journal}")
         else:
             moved = st.moved
-            if moved and not allow_moved:
-                raise MainMoved(name, moved)
             changed = set(st.changed)
+            # A changed table whose main moved cannot be fast-forwarded at all: refused
+            # before anything moves, --allow-moved or not.
+            if moved and (not allow_moved or changed & set(moved)):
+                raise MainMoved(name, moved)
             plan = {
                 t.table: {"from": t.main, "to": t.branch}
                 for t in st.tables
@@ -443,8 +443,7 @@ def _finish(spark: SparkSession, st: EnvStatus) -> None:
         _unset_inputs_property(spark, table, branch)
     for view in st.views_created:
         spark.sql(
-            f"alter view {_check_table(view)} unset tblproperties if exists "
-            f"('{CREATED_PROPERTY}')"
+            f"alter view {_check_table(view)} unset tblproperties if exists ('{CREATED_PROPERTY}')"
         )
 
 

@@ -148,8 +148,10 @@ def diff_table(
             if result.counts[name]:
                 picked = diffs.where(F.col("kind") == name).limit(examples).collect()
                 result.examples[name] = [
-                    {**{k: r[k] for k in key}, **({"columns": r["changed_columns"]}
-                                                  if name == "changed" else {})}
+                    {
+                        **{k: r[k] for k in key},
+                        **({"columns": r["changed_columns"]} if name == "changed" else {}),
+                    }
                     for r in picked
                 ]
     finally:

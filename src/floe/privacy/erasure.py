@@ -465,11 +465,13 @@ def _change_other_refs(
         if kind == "BRANCH":
             _change(spark, target, rectify, f"{table}.`branch_{name}`")
         else:
-            spark.sql(f"alter table {table} create or replace branch {_SCRATCH} as of version {snapshot}")
+            spark.sql(
+                f"alter table {table} create or replace branch {_SCRATCH} as of version {snapshot}"
+            )
             _change(spark, target, rectify, f"{table}.`branch_{_SCRATCH}`")
             head = spark.sql(
                 f"select snapshot_id from {table}.refs where name = '{_SCRATCH}'"
-            ).first()[0]
+            ).collect()[0][0]
             spark.sql(f"alter table {table} replace tag {name} as of version {head}")
             spark.sql(f"alter table {table} drop branch if exists {_SCRATCH}")
         changed = True
