@@ -67,6 +67,14 @@ def test_maintain_keeps_main_and_the_branch_readable_and_defers_compaction(
     files = spark.sql("select file_path from marts.env_mart.all_data_files").collect()
     assert all(Path(f[0].removeprefix("file:")).exists() for f in files)
 
+    # pyiceberg reads both refs too (docs/envs.md, "Maintenance, erasure, other readers").
+    from floe.runtime import open_catalog
+
+    table = open_catalog(lakehouse).load_table("marts.env_mart")
+    for ref, expected in (("main", main_sum), ("env_dev", branch_sum)):
+        rows = table.scan(snapshot_id=table.refs()[ref].snapshot_id).to_arrow()
+        assert sum(rows.column("amount").to_pylist()) == expected, ref
+
 
 def test_abandoned_environments_expire_by_policy(spark, lakehouse, built_env):
     from datetime import UTC, datetime, timedelta
