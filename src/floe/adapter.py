@@ -23,7 +23,9 @@ inherits everything from dbt-spark (`dependencies=["spark"]`) and adds:
   dbt-spark's path when the catalog cannot be read that way;
 - the warehouse's writer lock (floe.runtime.locking) for the commands that write
   (WRITER_COMMANDS), taken when the first connection opens and released when dbt
-  cleans its connections up at the end of the invocation; readers never take it.
+  cleans its connections up at the end of the invocation; readers never take it;
+- environments (floe.envs, docs/envs.md): with FLOE_ENV=<name> the run reads and
+  writes the Iceberg branches env_<name> (spark.wap.branch), unset again at cleanup.
 """
 
 from __future__ import annotations
@@ -151,12 +153,13 @@ def _use_env(spark: Any) -> None:
     from floe.envs import EnvError, branch_of, require_env
     from floe.runtime import Settings
 
-    name = Settings.from_env().env
+    settings = Settings.from_env()
+    name = settings.env
     if name is None:
         spark.conf.unset(WAP_BRANCH)
         return
     try:
-        require_env(Settings.from_env(), name)
+        require_env(settings, name)
     except EnvError as exc:
         raise DbtRuntimeError(f"FLOE_ENV={name}: {exc}") from exc
     spark.conf.set(WAP_BRANCH, branch_of(name))
