@@ -5,7 +5,7 @@ For a table with a key (dbt's ``unique_key``, or a column with a ``unique`` test
 only the rows that differ (added, removed, changed with the names of the columns that
 changed); counts and a few example keys come from those rows alone, so the output is
 bounded whatever the table's size. Without a key: rows added and removed as multisets
-(``exceptAll``). Row totals come from the snapshots' summaries, not from a scan.
+(``exceptAll``).
 """
 
 from __future__ import annotations
@@ -70,14 +70,6 @@ def keys_from_manifest(manifest: Path) -> dict[str, list[str]]:
     return keys
 
 
-def _total_records(loaded: Any, snapshot_id: int | None) -> int | None:
-    if snapshot_id is None:
-        return 0
-    summary = loaded.snapshot(snapshot_id).summary()
-    value = summary.get("total-records")
-    return int(value) if value is not None else None
-
-
 def diff_table(
     spark: SparkSession,
     table: str,
@@ -86,21 +78,20 @@ def diff_table(
     *,
     examples: int = 5,
 ) -> TableDiff:
-    """Rows of ``table``'s ``branch`` added, removed and changed against its main."""
-    from pyspark import StorageLevel
+    """Rows of ``table``'s ``branch`` added, removed and changed against its main.
+
+    With a key: one pass, a full outer join on the key feeding one aggregation, which
+    counts each kind of change and each changed column and keeps up to ``examples``
+    example rows per kind: the differing row with the smallest key hash in each of
+    ``examples`` hash buckets (``min_by``: bounded, whatever the number of changes).
+    """
     from pyspark.sql import functions as F
 
     _check_table(table)
     loaded = _iceberg_table(spark, table)
     refs = loaded.refs()
     main_id = refs.get("main").snapshotId() if refs.containsKey("main") else None
-    branch_id = refs.get(branch).snapshotId() if refs.containsKey(branch) else None
-    result = TableDiff(
-        table,
-        list(key or []),
-        _total_records(loaded, main_id),
-        _total_records(loaded, branch_id),
-    )
+    result = TableDiff(table, list(key or []), None, None)
     read_branch = spark.sql(f"select * from {table} version as of '{branch}'")
     if main_id is None:
         read_main = read_branch.limit(0)
@@ -120,48 +111,61 @@ def diff_table(
         *key, *[F.col(c).alias(f"b__{c}") for c in others], F.lit(True).alias("b__present")
     )
     joined = m.join(b, on=key, how="full_outer")
-    differs = [F.when(~F.col(f"m__{c}").eqNullSafe(F.col(f"b__{c}")), F.lit(c)) for c in others]
-    kind = (
+    differs = {c: ~F.col(f"m__{c}").eqNullSafe(F.col(f"b__{c}")) for c in others}
+    any_differs = F.lit(False)
+    for flag in differs.values():
+        any_differs = any_differs | flag
+    rows = joined.select(
+        *key,
         F.when(F.col("m__present").isNull(), "added")
         .when(F.col("b__present").isNull(), "removed")
-        .otherwise("changed")
+        .when(any_differs, "changed")
+        .alias("kind"),
+        *[flag.alias(f"d__{c}") for c, flag in differs.items()],
+        F.xxhash64(*key).alias("h"),
+        "m__present",
+        "b__present",
     )
-    changed_cols = F.filter(F.array(*differs), lambda x: x.isNotNull()) if others else F.array()
-    diffs = (
-        joined.select(*key, kind.alias("kind"), changed_cols.alias("changed_columns"))
-        .where((F.col("kind") != "changed") | (F.size("changed_columns") > 0))
-        .persist(StorageLevel.MEMORY_AND_DISK)
+    picks = max(1, examples)
+    changed_names = F.filter(
+        F.array(*[F.when(F.col(f"d__{c}"), F.lit(c)) for c in others]) if others else F.array(),
+        lambda x: x.isNotNull(),
     )
-    try:
-        rows = diffs.groupBy("kind").count().collect()
-        result.counts = {k: 0 for k in KINDS} | {r["kind"]: int(r["count"]) for r in rows}
-        if result.counts["changed"]:
-            per_column = (
-                diffs.where(F.col("kind") == "changed")
-                .select(F.explode("changed_columns").alias("column"))
-                .groupBy("column")
-                .count()
-                .collect()
+    aggs = [F.count_if(F.col("kind") == k).alias(f"n__{k}") for k in KINDS]
+    aggs += [F.count("m__present").alias("rows_main"), F.count("b__present").alias("rows_branch")]
+    aggs += [
+        F.count_if((F.col("kind") == "changed") & F.col(f"d__{c}")).alias(f"c__{i}")
+        for i, c in enumerate(others)
+    ]
+    for k in KINDS:
+        fields = [F.col(c) for c in key]
+        if k == "changed":
+            fields.append(changed_names.alias("columns"))
+        for bucket in range(picks):
+            chosen = (F.col("kind") == k) & (F.pmod(F.col("h"), F.lit(picks)) == bucket)
+            aggs.append(
+                F.min_by(F.when(chosen, F.struct(*fields)), F.when(chosen, F.col("h"))).alias(
+                    f"e__{k}__{bucket}"
+                )
             )
-            result.changed_columns = {r["column"]: int(r["count"]) for r in per_column}
-        for name in KINDS:
-            if result.counts[name]:
-                picked = diffs.where(F.col("kind") == name).limit(examples).collect()
-                result.examples[name] = [
-                    {
-                        **{k: r[k] for k in key},
-                        **({"columns": r["changed_columns"]} if name == "changed" else {}),
-                    }
-                    for r in picked
-                ]
-    finally:
-        diffs.unpersist()
+    out = rows.agg(*aggs).collect()[0]
+    result.counts = {k: int(out[f"n__{k}"]) for k in KINDS}
+    result.rows_main, result.rows_branch = int(out["rows_main"]), int(out["rows_branch"])
+    result.changed_columns = {
+        c: int(out[f"c__{i}"]) for i, c in enumerate(others) if out[f"c__{i}"]
+    }
+    for k in KINDS:
+        found = [out[f"e__{k}__{i}"] for i in range(picks)]
+        picked = [r.asDict() for r in found if r is not None][:examples]
+        if picked:
+            result.examples[k] = picked
     return result
 
 
 def _diff_without_key(
     result: TableDiff, read_main: DataFrame, read_branch: DataFrame, examples: int
 ) -> TableDiff:
+    result.rows_main, result.rows_branch = read_main.count(), read_branch.count()
     added = read_branch.exceptAll(read_main)
     removed = read_main.exceptAll(read_branch)
     result.counts = {"added": added.count(), "removed": removed.count(), "changed": 0}
