@@ -23,7 +23,9 @@ inherits everything from dbt-spark (`dependencies=["spark"]`) and adds:
   dbt-spark's path when the catalog cannot be read that way;
 - the warehouse's writer lock (floe.runtime.locking) for the commands that write
   (WRITER_COMMANDS), taken when the first connection opens and released when dbt
-  cleans its connections up at the end of the invocation; readers never take it.
+  cleans its connections up at the end of the invocation; readers never take it;
+- environments (floe.envs, docs/envs.md): with FLOE_ENV=<name> the run reads and
+  writes the Iceberg branches env_<name> (spark.wap.branch), unset again at cleanup.
 """
 
 from __future__ import annotations
@@ -108,6 +110,7 @@ class FloeConnectionManager(SparkConnectionManager):
             spark = get_spark()
         if connection.credentials.require_cluster:
             _require_cluster(spark)
+        _use_env(spark)
         connection = super().open(connection)
         if isinstance(connection.handle, SessionConnectionWrapper):
             connection.handle = _literal_binding_wrapper()(connection.handle.handle)
@@ -119,6 +122,7 @@ class FloeConnectionManager(SparkConnectionManager):
         finally:
             from floe.runtime.locking import release
 
+            _leave_env()
             release(DBT_LOCK_OWNER)
 
 
@@ -161,6 +165,36 @@ def _catalog_contention(doing: str) -> Iterator[None]:
         from floe.runtime.locking import catalog_busy
 
         raise DbtRuntimeError(str(catalog_busy(Settings.from_env(), exc, doing))) from exc
+
+
+# -- environments (floe.envs, docs/envs.md): FLOE_ENV=<name> builds into branch env_<name>
+WAP_BRANCH = "spark.wap.branch"
+
+
+def _use_env(spark: Any) -> None:
+    """Point this session's reads and writes at FLOE_ENV's branch, or at main."""
+    from floe.envs import EnvError, branch_of, require_env
+    from floe.runtime import Settings
+
+    settings = Settings.from_env()
+    name = settings.env
+    if name is None:
+        spark.conf.unset(WAP_BRANCH)
+        return
+    try:
+        require_env(settings, name)
+    except EnvError as exc:
+        raise DbtRuntimeError(f"FLOE_ENV={name}: {exc}") from exc
+    spark.conf.set(WAP_BRANCH, branch_of(name))
+
+
+def _leave_env() -> None:
+    from floe.runtime import Settings
+
+    if Settings.from_env().env is not None:
+        from floe.runtime import get_spark
+
+        get_spark().conf.unset(WAP_BRANCH)
 
 
 def _require_cluster(spark: Any) -> None:
@@ -287,6 +321,13 @@ class FloeAdapter(SparkAdapter):
             model_path=model_path,
             project_root=self.config.project_root,
         )
+
+    @available
+    def floe_env(self) -> str:
+        """The environment this dbt run builds into (FLOE_ENV), '' for main."""
+        from floe.runtime import Settings
+
+        return Settings.from_env().env or ""
 
     @available
     def floe_privacy(self, operation: str, args: dict, graph: dict) -> str:

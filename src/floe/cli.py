@@ -34,6 +34,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "forget": ("floe.privacy.cli:forget", "Erase a data subject everywhere (GDPR erasure)."),
     "rectify": ("floe.privacy.cli:rectify", "Correct a data subject's values everywhere."),
     "dev": ("floe.dev.cli:dev", "Warm session plain `dbt ...` reuses; watch: rebuild on save."),
+    "env": ("floe.envs.cli:env", "Environments on Iceberg branches: create, diff, publish, drop."),
     "docs-coverage": (
         "floe.docsite.coverage:docs_coverage",
         "Fail on undocumented models, columns, sources and macros.",

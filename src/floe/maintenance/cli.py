@@ -22,7 +22,14 @@ if TYPE_CHECKING:
     help=f"Schema to maintain (repeatable; default: {', '.join(SCHEMAS)}).",
 )
 @click.option("--table", "tables", multiple=True, help="Only this schema.table (repeatable).")
-def maintain(schemas: tuple[str, ...], tables: tuple[str, ...]) -> None:
+@click.option(
+    "--env-max-age-days",
+    type=float,
+    default=14.0,
+    show_default=True,
+    help="Drop environments (floe env) with no build for this long; 0 keeps them all.",
+)
+def maintain(schemas: tuple[str, ...], tables: tuple[str, ...], env_max_age_days: float) -> None:
     """Compact, rewrite manifests, expire snapshots and remove orphan files.
 
     Each table's policy comes from its properties (set from the model's
@@ -35,9 +42,21 @@ def maintain(schemas: tuple[str, ...], tables: tuple[str, ...]) -> None:
     settings = Settings.from_env()
     try:
         with writer_lock(settings, "floe maintain"):
+            _expire_envs(settings, env_max_age_days)
             _maintain(settings, schemas, tables)
     except WriterLockTimeout as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+def _expire_envs(settings: Settings, max_age_days: float) -> None:
+    """Abandoned environments go first, so expiry can reclaim their snapshots."""
+    from floe.envs import expire_abandoned, list_envs
+    from floe.runtime import get_spark
+
+    if max_age_days <= 0 or not list_envs(settings):
+        return
+    for name in expire_abandoned(get_spark(settings), settings, max_age_days):
+        click.echo(f"environment {name}: no build for {max_age_days:g} days, dropped")
 
 
 def _maintain(settings: Settings, schemas: tuple[str, ...], tables: tuple[str, ...]) -> None:

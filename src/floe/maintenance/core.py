@@ -234,7 +234,14 @@ def maintain_table(
     report = TableReport(table, before, before)
     quoted = table.replace("'", "''")
 
-    if before.data_files >= policy.compact_min_files or before.delete_files > 0:
+    # Environments (docs/envs.md): compaction and manifest rewrites commit to main, so
+    # main would no longer be an ancestor of an open environment's branch and its publish
+    # (a fast-forward) would be refused. Deferred while one is open; expiry keeps every
+    # snapshot a branch references and orphan removal every file they reach.
+    open_envs = _open_env_branches(spark, table)
+    if open_envs:
+        report.actions.append(f"compaction deferred: open environment {', '.join(open_envs)}")
+    elif before.data_files >= policy.compact_min_files or before.delete_files > 0:
         strategy = "sort" if policy.sort else "binpack"
         row = spark.sql(
             f"call {catalog}.system.rewrite_data_files(table => '{quoted}', "
@@ -255,7 +262,7 @@ def maintain_table(
         ).first()
         if row and row["rewritten_delete_files_count"]:
             report.actions.append(f"rewrite_position_delete_files: {row[0]} -> {row[1]}")
-    if _state(spark, table).manifests > 1:
+    if not open_envs and _state(spark, table).manifests > 1:
         row = spark.sql(f"call {catalog}.system.rewrite_manifests('{quoted}')").first()
         if row and row["rewritten_manifests_count"]:
             report.actions.append(
@@ -293,6 +300,14 @@ def maintain_table(
         report.actions.append(f"remove_orphan_files: {len(orphans)}")
     report.after = _state(spark, table)
     return report
+
+
+def _open_env_branches(spark: SparkSession, table: str) -> list[str]:
+    """Branches of open environments (floe.envs: env_<name>) on ``table``."""
+    from floe.envs import BRANCH_PREFIX
+
+    rows = spark.sql(f"select name from {table}.refs where type = 'BRANCH'").collect()
+    return sorted(r[0] for r in rows if str(r[0]).startswith(BRANCH_PREFIX))
 
 
 # --------------------------------------------------------------------------- erasure hygiene

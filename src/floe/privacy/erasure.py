@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import re
 import shutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -401,8 +402,10 @@ def _current(spark: SparkSession, table: str) -> tuple[int | None, datetime | No
     return (int(row["snapshot_id"]), row["committed_at"]) if row else (None, None)
 
 
-def _change(spark: SparkSession, target: TableTarget, rectify: bool) -> None:
-    table = quote_table(target.table)
+def _change(
+    spark: SparkSession, target: TableTarget, rectify: bool, table: str | None = None
+) -> None:
+    table = table or quote_table(target.table)
     if rectify:
         sets = ", ".join(f"{quote_path(c)} = :{p}" for c, p in target.set_columns.items())
         differs = " or ".join(
@@ -416,6 +419,65 @@ def _change(spark: SparkSession, target: TableTarget, rectify: bool) -> None:
         spark.sql(f"delete from {table} where {target.predicate}", args=target.params)
 
 
+# -- branches and tags (environments, docs/envs.md; docs/privacy.md "Branches and tags"):
+# the subject is erased on every ref, not only on main. A tag cannot move to a new
+# commit of its own, so its snapshot is changed on a scratch branch and the tag replaced.
+_REF_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+_SCRATCH = "floe_erasure_scratch"
+
+
+def _other_refs(spark: SparkSession, table: str) -> list[tuple[str, str, int]]:
+    rows = spark.sql(
+        f"select name, type, snapshot_id from {quote_table(table)}.refs where name != 'main'"
+    ).collect()
+    refs = []
+    for name, kind, snapshot in rows:
+        if name == _SCRATCH:
+            continue
+        if not _REF_NAME.match(name):
+            raise ErasureError(
+                f"{table} has a {kind.lower()} named {name!r} that floe cannot address: rename "
+                "it to letters, digits and underscores, then run the same command again"
+            )
+        refs.append((str(name), str(kind), int(snapshot)))
+    return refs
+
+
+def _ref_rows(spark: SparkSession, target: TableTarget, ref: str) -> int:
+    frame = spark.sql(f"select * from {quote_table(target.table)} version as of '{ref}'")
+    return frame.where(target.condition()).count()
+
+
+def _change_other_refs(
+    spark: SparkSession, target: TableTarget, rectify: bool, say: Progress
+) -> bool:
+    """Erase (rectify) the subject on every branch and tag of the table but main."""
+    table = quote_table(target.table)
+    changed = False
+    for name, kind, snapshot in _other_refs(spark, target.table):
+        n = _ref_rows(spark, target, name)
+        if rectify:
+            frame = spark.sql(f"select * from {table} version as of '{name}'")
+            n = frame.where(target.condition()).where(target.differs()).count()
+        if not n:
+            continue
+        say(f"change: {target.table} {kind.lower()} {name} ({n} row(s))")
+        if kind == "BRANCH":
+            _change(spark, target, rectify, f"{table}.`branch_{name}`")
+        else:
+            spark.sql(
+                f"alter table {table} create or replace branch {_SCRATCH} as of version {snapshot}"
+            )
+            _change(spark, target, rectify, f"{table}.`branch_{_SCRATCH}`")
+            head = spark.sql(
+                f"select snapshot_id from {table}.refs where name = '{_SCRATCH}'"
+            ).collect()[0][0]
+            spark.sql(f"alter table {table} replace tag {name} as of version {head}")
+            spark.sql(f"alter table {table} drop branch if exists {_SCRATCH}")
+        changed = True
+    return changed
+
+
 def _change_tables(
     spark: SparkSession, log: ErasureLog, row: LogRow, plan: Plan, say: Progress
 ) -> None:
@@ -425,6 +487,8 @@ def _change_tables(
         if entry.history_only or entry.table_name == QUARANTINE:
             continue
         target = fresh.get(entry.table_name)
+        if target is not None and _change_other_refs(spark, target, rectify, say):
+            _needs_hygiene_again(row, entry.table_name)
         if target is not None and target.rows:
             say(f"change: {entry.table_name} ({target.rows} row(s))")
             _change(spark, target, rectify)
@@ -657,6 +721,15 @@ def _verify(spark: SparkSession, row: LogRow, plan: Plan, say: Progress) -> None
         n = frame.count()
         if n:
             left.append(f"{target.table}: {n} row(s)")
+        for name, kind, _snapshot in _other_refs(spark, target.table):
+            ref_frame = spark.sql(
+                f"select * from {quote_table(target.table)} version as of '{name}'"
+            ).where(target.condition())
+            if plan.operation == "rectify":
+                ref_frame = ref_frame.where(target.differs())
+            n = ref_frame.count()
+            if n:
+                left.append(f"{target.table} {kind.lower()} {name}: {n} row(s)")
     if left:
         raise ErasureError(
             "rows of the subject appeared while erasing (is something writing the lakehouse?): "

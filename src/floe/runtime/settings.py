@@ -157,6 +157,8 @@ class Settings:
     catalog_password: str | None = field(default=None, repr=False)
     # -- the dbt project (None: found from the working directory, see dbt_project_dir)
     project_dir: Path | None = None
+    # -- the environment dbt builds into (an Iceberg branch per table; docs/envs.md)
+    env: str | None = None
     # -- Spark (local sessions; a cluster brings its own)
     spark_master: str | None = None
     spark_cores: str = "*"
@@ -215,6 +217,7 @@ class Settings:
             catalog_user=env.get("FLOE_CATALOG_USER") or None,
             catalog_password=env.get("FLOE_CATALOG_PASSWORD") or None,
             project_dir=Path(project).expanduser().resolve() if project else None,
+            env=env.get("FLOE_ENV") or None,
             spark_master=env.get("FLOE_SPARK_MASTER") or None,
             spark_cores=env.get("FLOE_SPARK_CORES") or "*",
             driver_memory=env.get("FLOE_DRIVER_MEMORY") or "4g",

@@ -51,6 +51,9 @@
         {%- endif -%}
         {%- do floe_cdc_build(target_relation, existing_relation, tmp_relation,
             compiled_code, on_schema_change) -%}
+    {%- elif floe_env_branch() and (existing_relation is none or should_full_refresh()) -%}
+        {#- In an environment (envs/env.sql): a full build goes to the branch. -#}
+        {%- do floe_env_write_table(target_relation, existing_relation, compiled_code, language) -%}
     {%- elif existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
         {%- if existing_relation is not none -%}
             {% do adapter.drop_relation(existing_relation) %}
@@ -59,6 +62,7 @@
             {{ create_table_as(False, target_relation, compiled_code, language) }}
         {%- endcall -%}
     {%- else -%}
+        {%- if floe_env_branch() -%}{%- do floe_env_ensure_wap(target_relation) -%}{%- endif -%}
         {%- call statement('create_tmp_relation', language=language) -%}
             {{ create_table_as(True, tmp_relation, compiled_code, language) }}
         {%- endcall -%}

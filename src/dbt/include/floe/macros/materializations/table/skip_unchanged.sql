@@ -27,7 +27,9 @@
     {%- set parts = [compiled_code, config.get('partition_by') | string,
                      floe_table_properties() | string] -%}
     {%- for table in floe_upstream_tables(model.depends_on.nodes, []) | unique | sort -%}
-        {%- set snap = run_query("select snapshot_id from " ~ table ~ ".refs where name = 'main'") -%}
+        {#- In an environment, what a read sees: the branch where the table has it. -#}
+        {%- set snap = run_query("select snapshot_id from " ~ table ~ ".refs where name in ('main', '"
+            ~ floe_env_branch() ~ "') order by name = 'main' limit 1") -%}
         {%- do parts.append(table ~ '@' ~ (snap[0][0] if snap and snap | length > 0 else 'empty')) -%}
     {%- endfor -%}
     {{ return(local_md5(parts | join('\n'))) }}

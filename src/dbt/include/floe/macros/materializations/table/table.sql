@@ -21,12 +21,28 @@
         and old_relation is not none and not old_relation.is_view -%}
     {%- set fingerprint = floe_input_fingerprint() if language == 'sql' else none -%}
 
+    {#- In an environment (FLOE_ENV, envs/env.sql) the fingerprint of its own builds is
+        kept under floe.inputs.<branch>; a table it has not written is unchanged when
+        main's fingerprint matches (its inputs read the same through the branches). -#}
+    {%- set env_branch = floe_env_branch() -%}
+    {%- set inputs_key = 'floe.inputs.' ~ env_branch if env_branch else 'floe.inputs' -%}
+    {%- if skippable and env_branch and not floe_env_has_branch(target_relation, env_branch) -%}
+        {%- set inputs_key = 'floe.inputs' -%}
+    {%- endif -%}
+
     {{ run_hooks(pre_hooks) }}
-    {%- if skippable and floe_table_property(target_relation, 'floe.inputs') == fingerprint -%}
+    {%- if skippable and floe_table_property(target_relation, inputs_key) == fingerprint -%}
         {{ log(this ~ ': inputs unchanged since the last build, nothing committed', info=False) }}
         {%- call statement('main') -%}
             select 'inputs unchanged' as floe_skipped
         {%- endcall -%}
+    {%- elif env_branch -%}
+        {%- do floe_env_write_table(target_relation, old_relation, compiled_code, language) -%}
+        {%- if fingerprint is not none -%}
+            {%- call statement('record_inputs') -%}
+                alter table {{ target_relation }} set tblproperties ('floe.inputs.{{ env_branch }}' = '{{ fingerprint }}')
+            {%- endcall -%}
+        {%- endif -%}
     {%- else -%}
         {%- if old_relation is not none and (old_relation.is_view or not old_relation.is_iceberg) -%}
             {% do adapter.drop_relation(old_relation) %}

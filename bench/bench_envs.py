@@ -1,0 +1,170 @@
+"""Environments on Iceberg branches (docs/envs.md), side by side in one SparkSession.
+
+A generated project: K independent tables (FLOE_BENCH_ENVS_OTHERS, default 8) and a
+chain base -> mart -> child, N rows each (FLOE_BENCH_ENVS_ROWS, default 1,000,000).
+Production is built first; then one change to the mart is tried:
+
+1. *environment*: `floe env create` + `FLOE_ENV=... dbt build -s b_mart+` (the mart and
+   its downstream rebuilt on branches, the rest read from main), vs *separate schema*:
+   a full `dbt build` into `ci_*` schemas (`--vars {schema_prefix: ci_}`), what
+   dbt-spark users do. Time ratio, and data bytes written by each.
+   Target: <= 0.2 x time, bytes only for the rebuilt models.
+2. *publish* of the changed tables: data bytes written (target 0: metadata only).
+3. *diff* of the mart (N rows, 1 % changed) vs a plain full outer join on the key that
+   counts differing rows. Target: <= 1.2 x.
+
+FLOE_BENCH_ENVS_REPEATS (default 3): the diff pair is timed that many times, medians.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _write_project(root: Path, others: int) -> Path:
+    models = root / "models"
+    models.mkdir(parents=True)
+    (root / "dbt_project.yml").write_text(
+        "name: floe_bench_envs\nversion: '0.1.0'\nconfig-version: 2\nprofile: floe\n"
+        "model-paths: ['models']\nmodels:\n  floe_bench_envs:\n"
+        "    +file_format: iceberg\n    +materialized: table\n    +schema: marts\n"
+    )
+    rows = "{{ var('rows') }}"
+    (models / "b_base.sql").write_text(
+        f"select id, id % 1000 as grp, concat('name-', id) as name from range({rows})\n"
+    )
+    # 1 % of the rows change when `factor` changes: the edit under review.
+    (models / "b_mart.sql").write_text(
+        "select id, grp, name, case when id % 100 = 7 then id * {{ var('factor', 1) }} "
+        "else id end as amount from {{ ref('b_base') }}\n"
+    )
+    (models / "b_child.sql").write_text(
+        "select grp, count(*) as n, sum(amount) as total from {{ ref('b_mart') }} group by grp\n"
+    )
+    for i in range(others):
+        (models / f"b_other_{i}.sql").write_text(
+            f"select id, id * {i} as v, concat('other-{i}-', id) as s from range({rows})\n"
+        )
+    return root
+
+
+def _data_bytes(warehouse: Path) -> int:
+    return sum(
+        p.stat().st_size for p in warehouse.rglob("*.parquet") if "/metadata/" not in p.as_posix()
+    )
+
+
+def _timed(fn) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    n = int(os.environ.get("FLOE_BENCH_ENVS_ROWS", "1000000"))
+    others = int(os.environ.get("FLOE_BENCH_ENVS_OTHERS", "8"))
+    repeats = int(os.environ.get("FLOE_BENCH_ENVS_REPEATS", "3"))
+    scratch = Path(tempfile.mkdtemp(prefix="floe-bench-envs-"))
+    os.environ["FLOE_HOME"] = str(scratch / "home")
+    for var in ("FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI", "FLOE_ENV"):
+        os.environ.pop(var, None)
+
+    from floe.dbt import run_dbt
+    from floe.envs import create, publish
+    from floe.envs.diff import diff_table
+    from floe.runtime import Settings, get_spark
+
+    settings = Settings.from_env()
+    spark = get_spark(settings)
+    warehouse = settings.home / "warehouse"
+    project = _write_project(scratch / "project", others)
+
+    def dbt(args: list[str], **vars) -> None:
+        run = run_dbt(
+            args,
+            vars={"rows": n, **vars},
+            project=project,
+            profiles_dir=ROOT / "profiles",
+            target_path=scratch / "target",
+            quiet=True,
+        )
+        if not run.success:
+            raise RuntimeError(f"dbt {args} failed: {run.failures or run.exception}")
+
+    print(f"{n:,} rows per table, {others} other tables + base -> mart -> child; {_load()}")
+    dbt(["build"])  # production
+
+    # 1. separate schema (full build) vs environment (changed mart + downstream)
+    before = _data_bytes(warehouse)
+    full = _timed(lambda: dbt(["build"], factor=2, schema_prefix="ci_"))
+    full_bytes = _data_bytes(warehouse) - before
+
+    parts: dict[str, float] = {}
+
+    def in_env() -> None:
+        parts["create"] = _timed(lambda: create(spark, settings, "bench"))
+        os.environ["FLOE_ENV"] = "bench"
+        try:
+            parts["build"] = _timed(lambda: dbt(["build", "-s", "b_mart+"], factor=2))
+        finally:
+            os.environ.pop("FLOE_ENV", None)
+
+    before = _data_bytes(warehouse)
+    env_time = _timed(in_env)
+    env_bytes = _data_bytes(warehouse) - before
+    print(
+        f"separate schema (full build): {full:.1f} s, {full_bytes / 1e6:.1f} MB data written; "
+        f"environment (create {parts['create']:.1f} s + build b_mart+ {parts['build']:.1f} s): "
+        f"{env_time:.1f} s, {env_bytes / 1e6:.1f} MB; "
+        f"ratio {env_time / full:.2f}x time, {env_bytes / max(full_bytes, 1):.2f}x bytes "
+        f"(target <= 0.2x); {_load()}"
+    )
+
+    # 3. diff (before publish: the branch differs from main in 1 % of the mart)
+    from pyspark.sql import functions as F
+
+    def plain_join() -> int:
+        m = spark.sql("select * from marts.b_mart version as of 'main'")
+        b = spark.sql("select * from marts.b_mart version as of 'env_bench'")
+        j = m.alias("m").join(b.alias("b"), on="id", how="full_outer")
+        differs = ~F.col("m.amount").eqNullSafe(F.col("b.amount"))
+        for c in ("grp", "name"):
+            differs = differs | ~F.col(f"m.{c}").eqNullSafe(F.col(f"b.{c}"))
+        return j.where(differs).count()
+
+    floe_times, join_times = [], []
+    for _ in range(repeats):
+        join_times.append(_timed(plain_join))
+        floe_times.append(
+            _timed(lambda: diff_table(spark, "marts.b_mart", "env_bench", ["id"], examples=5))
+        )
+    result = diff_table(spark, "marts.b_mart", "env_bench", ["id"], examples=5)
+    f_med, j_med = statistics.median(floe_times), statistics.median(join_times)
+    print(
+        f"diff of marts.b_mart ({result.counts}, columns {result.changed_columns}): floe "
+        f"{f_med:.2f} s vs plain full outer join {j_med:.2f} s (medians of {repeats}), "
+        f"ratio {f_med / j_med:.2f}x (target <= 1.2x); {_load()}"
+    )
+
+    # 2. publish
+    before = _data_bytes(warehouse)
+    plan = {}
+    publish_time = _timed(lambda: plan.update(publish(spark, settings, "bench")))
+    print(
+        f"publish of {len(plan)} tables: {publish_time:.2f} s, "
+        f"{_data_bytes(warehouse) - before} data bytes written (target 0); {_load()}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+"""`floe env diff`: what an environment does to the data, per changed table, against main.
+
+For a table with a key (dbt's ``unique_key``, or a column with a ``unique`` test, or
+``--key``): one full outer join of main and the branch on the key, inside Spark, keeps
+only the rows that differ (added, removed, changed with the names of the columns that
+changed); counts and a few example keys come from those rows alone, so the output is
+bounded whatever the table's size. Without a key: rows added and removed as multisets
+(``exceptAll``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from floe.envs.core import _check_table, _iceberg_table, status
+from floe.runtime.settings import Settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+KINDS = ("added", "removed", "changed")
+
+
+@dataclass
+class TableDiff:
+    table: str
+    key: list[str]
+    rows_main: int | None
+    rows_branch: int | None
+    counts: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    changed_columns: dict[str, int] = field(default_factory=dict)  # column -> rows changed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "key": self.key,
+            "rows_main": self.rows_main,
+            "rows_branch": self.rows_branch,
+            "counts": self.counts,
+            "changed_columns": self.changed_columns,
+            "examples": self.examples,
+        }
+
+
+def keys_from_manifest(manifest: Path) -> dict[str, list[str]]:
+    """``schema.table`` -> key columns, from dbt's manifest (unique_key, else a unique test)."""
+    if not manifest.exists():
+        return {}
+    data = json.loads(manifest.read_text())
+    names: dict[str, str] = {}
+    keys: dict[str, list[str]] = {}
+    for uid, node in data.get("nodes", {}).items():
+        if node.get("resource_type") not in ("model", "snapshot", "seed"):
+            continue
+        table = f"{node['schema']}.{node.get('alias') or node['name']}".lower()
+        names[uid] = table
+        key = (node.get("config") or {}).get("unique_key")
+        if key:
+            keys[table] = [key] if isinstance(key, str) else list(key)
+    for node in data.get("nodes", {}).values():
+        meta = node.get("test_metadata") or {}
+        attached = node.get("attached_node")
+        column = node.get("column_name")
+        if meta.get("name") == "unique" and attached in names and column:
+            keys.setdefault(names[attached], [column])
+    return keys
+
+
+def diff_table(
+    spark: SparkSession,
+    table: str,
+    branch: str,
+    key: list[str] | None,
+    *,
+    examples: int = 5,
+) -> TableDiff:
+    """Rows of ``table``'s ``branch`` added, removed and changed against its main.
+
+    With a key: one pass, a full outer join on the key feeding one aggregation, which
+    counts each kind of change and each changed column and keeps up to ``examples``
+    example rows per kind: the differing row with the smallest key hash in each of
+    ``examples`` hash buckets (``min_by``: bounded, whatever the number of changes).
+    """
+    from pyspark.sql import functions as F
+
+    _check_table(table)
+    loaded = _iceberg_table(spark, table)
+    refs = loaded.refs()
+    main_id = refs.get("main").snapshotId() if refs.containsKey("main") else None
+    result = TableDiff(table, list(key or []), None, None)
+    read_branch = spark.sql(f"select * from {table} version as of '{branch}'")
+    if main_id is None:
+        read_main = read_branch.limit(0)
+    else:
+        read_main = spark.sql(f"select * from {table} version as of 'main'")
+    columns = read_branch.columns
+    if not key:
+        return _diff_without_key(result, read_main, read_branch, examples)
+    missing = [k for k in key if k not in columns]
+    if missing:
+        raise ValueError(f"{table} has no column {', '.join(missing)} to use as its key")
+    others = [c for c in columns if c not in key]
+    m = read_main.select(
+        *key, *[F.col(c).alias(f"m__{c}") for c in others], F.lit(True).alias("m__present")
+    )
+    b = read_branch.select(
+        *key, *[F.col(c).alias(f"b__{c}") for c in others], F.lit(True).alias("b__present")
+    )
+    joined = m.join(b, on=key, how="full_outer")
+    differs = {c: ~F.col(f"m__{c}").eqNullSafe(F.col(f"b__{c}")) for c in others}
+    any_differs = F.lit(False)
+    for flag in differs.values():
+        any_differs = any_differs | flag
+    rows = joined.select(
+        *key,
+        F.when(F.col("m__present").isNull(), "added")
+        .when(F.col("b__present").isNull(), "removed")
+        .when(any_differs, "changed")
+        .alias("kind"),
+        *[flag.alias(f"d__{c}") for c, flag in differs.items()],
+        F.xxhash64(*key).alias("h"),
+        "m__present",
+        "b__present",
+    )
+    picks = max(1, examples)
+    changed_names = F.filter(
+        F.array(*[F.when(F.col(f"d__{c}"), F.lit(c)) for c in others]) if others else F.array(),
+        lambda x: x.isNotNull(),
+    )
+    aggs = [F.count_if(F.col("kind") == k).alias(f"n__{k}") for k in KINDS]
+    aggs += [F.count("m__present").alias("rows_main"), F.count("b__present").alias("rows_branch")]
+    aggs += [
+        F.count_if((F.col("kind") == "changed") & F.col(f"d__{c}")).alias(f"c__{i}")
+        for i, c in enumerate(others)
+    ]
+    for k in KINDS:
+        fields = [F.col(c) for c in key]
+        if k == "changed":
+            fields.append(changed_names.alias("columns"))
+        for bucket in range(picks):
+            chosen = (F.col("kind") == k) & (F.pmod(F.col("h"), F.lit(picks)) == bucket)
+            aggs.append(
+                F.min_by(F.when(chosen, F.struct(*fields)), F.when(chosen, F.col("h"))).alias(
+                    f"e__{k}__{bucket}"
+                )
+            )
+    out = rows.agg(*aggs).collect()[0]
+    result.counts = {k: int(out[f"n__{k}"]) for k in KINDS}
+    result.rows_main, result.rows_branch = int(out["rows_main"]), int(out["rows_branch"])
+    result.changed_columns = {
+        c: int(out[f"c__{i}"]) for i, c in enumerate(others) if out[f"c__{i}"]
+    }
+    for k in KINDS:
+        found = [out[f"e__{k}__{i}"] for i in range(picks)]
+        picked = [r.asDict() for r in found if r is not None][:examples]
+        if picked:
+            result.examples[k] = picked
+    return result
+
+
+def _diff_without_key(
+    result: TableDiff, read_main: DataFrame, read_branch: DataFrame, examples: int
+) -> TableDiff:
+    result.rows_main, result.rows_branch = read_main.count(), read_branch.count()
+    added = read_branch.exceptAll(read_main)
+    removed = read_main.exceptAll(read_branch)
+    result.counts = {"added": added.count(), "removed": removed.count(), "changed": 0}
+    for name, frame in (("added", added), ("removed", removed)):
+        if result.counts[name]:
+            result.examples[name] = [r.asDict() for r in frame.limit(examples).collect()]
+    return result
+
+
+def diff_env(
+    spark: SparkSession,
+    settings: Settings,
+    name: str,
+    keys: dict[str, list[str]],
+    *,
+    examples: int = 5,
+) -> list[TableDiff]:
+    """One :class:`TableDiff` per table environment ``name`` changed."""
+    st = status(spark, settings, name)
+    return [
+        diff_table(spark, table, st.env.branch, keys.get(table.lower()), examples=examples)
+        for table in st.changed
+    ]
+
+
+def render(diffs: list[TableDiff]) -> str:
+    if not diffs:
+        return "no table changed"
+    lines = []
+    for d in diffs:
+        key = ", ".join(d.key) if d.key else "no key: whole rows compared"
+        c = d.counts
+        lines.append(
+            f"{d.table} (key {key}): main {d.rows_main} rows, branch {d.rows_branch} rows; "
+            f"+{c.get('added', 0)} added, -{c.get('removed', 0)} removed, "
+            f"~{c.get('changed', 0)} changed"
+        )
+        if d.changed_columns:
+            cols = ", ".join(f"{k} ({v})" for k, v in sorted(d.changed_columns.items()))
+            lines.append(f"  changed columns: {cols}")
+        for kind, rows in d.examples.items():
+            lines.append(f"  e.g. {kind}: {rows}")
+    return "\n".join(lines)
