@@ -140,7 +140,7 @@ def main() -> None:
     from floe.maintenance import maintain_table
     from floe.runtime import Settings, get_spark, use_settings
 
-    spark = get_spark()
+    spark = get_spark(Settings.from_env())
     use_settings(spark, Settings.from_env())
     target = home / "dbt_target"
     print(

@@ -168,9 +168,9 @@ def large(spark: Any) -> None:
 
 
 def main() -> None:
-    from floe.runtime import get_spark
+    from floe.runtime import Settings, get_spark
 
-    spark = get_spark()
+    spark = get_spark(Settings.from_env())
     if DEMO_SCALE:
         print("-- demo warehouse")
         demo(spark)

@@ -32,6 +32,7 @@ import datetime as dt
 import decimal
 import functools
 import math
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,25 @@ from dbt.adapters.spark import SparkAdapter, SparkCredentials
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod
 from dbt.adapters.spark.impl import SCHEMA_NOT_FOUND_MESSAGES
 from dbt_common.exceptions import DbtRuntimeError
+
+from floe.cluster.guard import ClusterTargetError, require_cluster_session
+from floe.docsite.catalog import (
+    CatalogUnavailable,
+    catalog_table,
+    feed_rows,
+    iceberg_rows,
+    landing_sources,
+)
+from floe.feeds import FeedError
+from floe.feeds.dbt import reconcile_nodes
+from floe.privacy.dbt_bridge import run_operation
+from floe.quality.dbt_bridge import run_checks_for
+from floe.runtime import Settings, add_session_hook, get_spark, session_settings
+from floe.runtime.locking import WriterLockTimeout, acquire, release
+from floe.runtime.session import create_table_if_missing
+from floe.runtime.settled import RowsOf, is_settled, remember
+from floe.runtime.statements import retry_concurrent_scan, statement_marks, statement_settings
+from floe.runtime.views import freeze_view, release_view
 
 ADAPTER_TYPE = "floe"
 logger = AdapterLogger("floe")
@@ -96,12 +116,11 @@ class FloeConnectionManager(SparkConnectionManager):
             return super().open(connection)
         from dbt.adapters.spark.session import SessionConnectionWrapper
 
-        from floe.runtime import get_spark
-
-        spark = get_spark()
+        settings = connection_settings()
+        spark = get_spark(settings)
         if connection.credentials.require_cluster:
-            _require_cluster(spark)
-        _take_writer_lock()
+            _require_cluster(spark, settings)
+        _take_writer_lock(settings)
         connection = super().open(connection)
         if isinstance(connection.handle, SessionConnectionWrapper):
             connection.handle = _literal_binding_wrapper()(connection.handle.handle)
@@ -111,9 +130,26 @@ class FloeConnectionManager(SparkConnectionManager):
         try:
             super().cleanup_all()
         finally:
-            from floe.runtime.locking import release
-
             release(DBT_LOCK_OWNER)
+
+
+def connection_settings() -> Settings:
+    """The settings dbt's connections open floe's session with: the edge of a dbt run.
+
+    In a process that already runs floe's session (``floe build``, tests: dbt in-process),
+    that session's settings; in a plain ``dbt`` process, the environment's
+    (docs/runtime.md, "Settings"). Either way the privacy SQL functions are registered.
+    """
+    add_session_hook(_privacy_functions)
+    return session_settings() or Settings.from_env()
+
+
+def _privacy_functions(spark: Any, settings: Settings) -> None:
+    # Function-local: floe.privacy.functions imports pandas, which a dbt process that
+    # never opens a connection (dbt parse, ls) should not pay for.
+    from floe.privacy.functions import register_functions
+
+    register_functions(spark, settings)
 
 
 def invoked_command() -> str | None:
@@ -126,27 +162,21 @@ def invoked_command() -> str | None:
         return None
 
 
-def _take_writer_lock() -> None:
+def _take_writer_lock(settings: Settings) -> None:
     """The warehouse's writer lock, when the running dbt command writes (re-entrant)."""
-    from floe.runtime import Settings
-    from floe.runtime.locking import WriterLockTimeout, acquire
-
     which = invoked_command()
     if which not in WRITER_COMMANDS:
         return
     try:
-        acquire(Settings.from_env(), DBT_LOCK_OWNER, command=f"dbt {which}")
+        acquire(settings, DBT_LOCK_OWNER, command=f"dbt {which}")
     except WriterLockTimeout as exc:
         raise DbtRuntimeError(str(exc)) from exc
 
 
-def _require_cluster(spark: Any) -> None:
+def _require_cluster(spark: Any, settings: Settings) -> None:
     """Fail the build unless `spark` runs its tasks on a cluster (floe.cluster.guard)."""
-    from floe.cluster.guard import ClusterTargetError, require_cluster_session
-    from floe.runtime import Settings
-
     try:
-        require_cluster_session(spark, Settings.from_env())
+        require_cluster_session(spark, settings)
     except ClusterTargetError as exc:
         raise DbtRuntimeError(str(exc)) from exc
 
@@ -155,13 +185,6 @@ def _require_cluster(spark: Any) -> None:
 def _literal_binding_wrapper() -> type:
     """dbt-spark's session wrapper, binding parameters with sql_literal (imports pyspark)."""
     from dbt.adapters.spark.session import SessionConnectionWrapper
-
-    from floe.runtime.spark import (
-        get_spark,
-        retry_concurrent_scan,
-        statement_marks,
-        statement_settings,
-    )
 
     class LiteralBindingSessionWrapper(SessionConnectionWrapper):
         @classmethod
@@ -179,7 +202,9 @@ def _literal_binding_wrapper() -> type:
                 raise DbtRuntimeError(str(exc)) from exc
 
             def run() -> None:
-                with statement_settings(get_spark(), marks):
+                # Only a statement that asks for settings needs the session itself.
+                held = statement_settings(get_spark(), marks) if marks else nullcontext()
+                with held:
                     super(LiteralBindingSessionWrapper, self).execute(sql, bindings)
 
             retry_concurrent_scan(run, what="dbt statement")
@@ -195,8 +220,6 @@ class SessionPythonJobHelper(PythonJobHelper):
         self.credentials = credentials
 
     def submit(self, compiled_code: str) -> Any:
-        from floe.runtime import get_spark
-
         name = f"{self.parsed_model['schema']}.{self.parsed_model['alias']}"
         if self.credentials.method != SparkConnectionMethod.SESSION:
             # The only session here would be a local one: never run a model there silently.
@@ -205,11 +228,18 @@ class SessionPythonJobHelper(PythonJobHelper):
                 f"{self.credentials.method}: floe runs Python models in the dbt process's "
                 "SparkSession (method: session), e.g. --target cluster (docs/cluster.md)"
             )
-        spark = get_spark()
+        settings = connection_settings()
+        spark = get_spark(settings)
         if getattr(self.credentials, "require_cluster", False):
-            _require_cluster(spark)
+            _require_cluster(spark, settings)
         code = compile(compiled_code, f"<dbt python model {name}>", "exec")
-        namespace: dict[str, Any] = {"spark": spark, "__name__": f"dbt_model_{name}"}
+        # The compiled model finds the session as `spark` (as on Databricks) and floe's
+        # settings as `floe_settings` (the feed loader's landing zone and state).
+        namespace: dict[str, Any] = {
+            "spark": spark,
+            "floe_settings": settings,
+            "__name__": f"dbt_model_{name}",
+        }
         try:
             exec(code, namespace)
         except Exception as exc:
@@ -237,41 +267,28 @@ class FloeAdapter(SparkAdapter):
     @available
     def floe_run_checks(self, relation: Any, checks: Any, model_name: str, run_id: str) -> Any:
         """Data-quality checks of a built model, for the `floe_checks` test (floe.quality)."""
-        from floe.quality.dbt_bridge import run_checks_for
-
         return run_checks_for(relation, checks, model_name, run_id)
 
     @available
     def floe_privacy(self, operation: str, args: dict, graph: dict) -> str:
         """GDPR erasure / rectification for the `privacy_*` run-operations (floe.privacy)."""
-        from floe.privacy.dbt_bridge import run_operation
-
-        return run_operation(operation, args, graph)
+        return run_operation(operation, args, graph, connection_settings())
 
     @available
     def floe_create_table_if_missing(self, table: str, ddl: str) -> str:
         """Run a macro's ``create table if not exists`` safely against a racing creator."""
-        from floe.runtime import get_spark
-        from floe.runtime.spark import create_table_if_missing
-
         create_table_if_missing(get_spark(), table, ddl)
         return ""
 
     @available
     def floe_freeze_view(self, view: str, name: str) -> str:
         """Compute a temporary view once into temporary view `name` (floe.runtime.spark)."""
-        from floe.runtime import get_spark
-        from floe.runtime.spark import freeze_view
-
         freeze_view(get_spark(), str(view), str(name))
         return ""
 
     @available
     def floe_release_view(self, name: str) -> str:
         """Drop a view made by floe_freeze_view and free its rows."""
-        from floe.runtime import get_spark
-        from floe.runtime.spark import release_view
-
         release_view(get_spark(), str(name))
         return ""
 
@@ -282,29 +299,19 @@ class FloeAdapter(SparkAdapter):
         An input is a relation, or `{'relation': r, 'column': c, 'value': v}` for the rows
         of a shared table whose `c` is `v` (floe.runtime.settled.RowsOf).
         """
-        from floe.runtime import Settings, get_spark
-        from floe.runtime.settled import is_settled
-
         inputs = _settled_inputs(relations)
-        return is_settled(get_spark(), Settings.from_env(), kind, name, inputs, salt)
+        return is_settled(get_spark(), connection_settings(), kind, name, inputs, salt)
 
     @available
     def floe_remember_settled(self, kind: str, name: str, relations: list, salt: str = "") -> str:
         """Record that this step has nothing left to do as of its inputs now."""
-        from floe.runtime import Settings, get_spark
-        from floe.runtime.settled import remember
-
         inputs = _settled_inputs(relations)
-        remember(get_spark(), Settings.from_env(), kind, name, inputs, salt)
+        remember(get_spark(), connection_settings(), kind, name, inputs, salt)
         return ""
 
     @available
     def floe_reconcile_feeds(self, nodes: list[dict]) -> str:
         """Post-hook of raw feed models: every landed file's records add up (floe.feeds)."""
-        from floe.feeds import FeedError
-        from floe.feeds.dbt import reconcile_nodes
-        from floe.runtime import get_spark
-
         try:
             reconcile_nodes(get_spark(), nodes)
         except FeedError as exc:
@@ -348,18 +355,9 @@ class FloeAdapter(SparkAdapter):
 
     def get_catalog(self, relation_configs: Any, used_schemas: Any) -> tuple[Any, list[Exception]]:
         """The docs catalog from Iceberg's metadata in one pass (floe.docsite.catalog)."""
-        from floe.docsite.catalog import (
-            CatalogUnavailable,
-            catalog_table,
-            feed_rows,
-            iceberg_rows,
-            landing_sources,
-        )
-        from floe.runtime import Settings
-
         relation_configs = list(relation_configs)
         schemas = {str(schema).lower() for _database, schema in used_schemas}
-        settings = Settings.from_env()
+        settings = connection_settings()
         try:
             rows = iceberg_rows(settings, schemas)
         except CatalogUnavailable as exc:
@@ -396,8 +394,6 @@ def _truthy(value: Any) -> bool:
 def _settled_inputs(relations: list) -> list:
     """Settled-step inputs from the materialization: relation names, and dicts naming
     one writer's rows of a shared table (floe.runtime.settled.RowsOf)."""
-    from floe.runtime.settled import RowsOf
-
     inputs: list = []
     for item in relations:
         if isinstance(item, dict):

@@ -17,14 +17,13 @@ if TYPE_CHECKING:
 def _missing_feeds(settings: Settings) -> list[str]:
     """Declared feeds with nothing landed yet (ids, e.g. ``streams.ventilator``)."""
     from floe.feeds import load_feeds
-    from floe.runtime import Settings
 
     def landed(folder: Path) -> bool:
         return folder.is_dir() and any(p.is_file() for p in folder.rglob("*"))
 
     return [
         f.id
-        for f in load_feeds(Settings.from_env().dbt_project_dir())
+        for f in load_feeds(settings.dbt_project_dir())
         if not landed(settings.landing / f.landing)
     ]
 

@@ -44,6 +44,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from floe.runtime.catalog import CatalogDatabase
 from floe.runtime.settings import Settings
 
 LOCK_FILE = "writer.lock"
@@ -166,7 +167,6 @@ class PostgresLock:
     """``pg_advisory_lock`` in the PostgreSQL catalog database (several machines)."""
 
     def __init__(self, settings: Settings) -> None:
-        from floe.runtime.catalog import CatalogDatabase
 
         self.database = CatalogDatabase.of(settings)
         url = self.database.url()

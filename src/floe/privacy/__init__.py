@@ -1,0 +1,1 @@
+"""Privacy: PII tags, masking functions, erasure and rectification (docs/privacy.md)."""
