@@ -42,7 +42,7 @@ LAYOUT_VARS: dict[str, object] = {
 
 def _dbt(args: list[str], target: Path, **vars: object) -> tuple[float, float]:
     """Seconds of the whole `dbt` invocation and of the model's node alone."""
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     started = time.perf_counter()
     # One thread: timings per build, nodes not overlapping (the profile runs 4).

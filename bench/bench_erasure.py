@@ -56,7 +56,7 @@ def _home(name: str) -> Any:
 
 
 def demo(spark: Any) -> None:
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
     from floe.generator import GenerateOptions, generate
     from floe.privacy.tags import PrivacyTags
     from floe.runtime import use_settings

@@ -55,10 +55,10 @@ def _runtime_filter_on_small_tables() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def spark(_session_home: Path):
-    from floe.privacy.functions import register_functions
+    from floe import privacy
     from floe.runtime import Settings, add_session_hook, get_spark
 
-    add_session_hook(register_functions)
+    add_session_hook(privacy.session_hook)
     session = get_spark(Settings.from_env())
     yield session
     session.stop()
@@ -89,7 +89,7 @@ def dbt_target_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def dbt(spark, dbt_target_path: Path) -> Callable[..., Any]:
     """`dbt(["build", "-s", "x"], vars={...}, expect_success=True)` in-process."""
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     def invoke(args: list[str], *, vars: dict | None = None, expect_success: bool = True):
         run = run_dbt(args, vars=vars, project=ROOT, target_path=dbt_target_path, quiet=True)

@@ -44,6 +44,7 @@ from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnecti
 from dbt.adapters.spark.impl import SCHEMA_NOT_FOUND_MESSAGES
 from dbt_common.exceptions import DbtRuntimeError
 
+from floe import privacy
 from floe.cluster.guard import ClusterTargetError, require_cluster_session
 from floe.docsite.catalog import (
     CatalogUnavailable,
@@ -53,9 +54,9 @@ from floe.docsite.catalog import (
     landing_sources,
 )
 from floe.feeds import FeedError
-from floe.feeds.dbt import reconcile_nodes
-from floe.privacy.dbt_bridge import run_operation
-from floe.quality.dbt_bridge import run_checks_for
+from floe.feeds.raw_models import reconcile_nodes
+from floe.privacy.run_operations import run_operation
+from floe.quality.model_checks import run_checks_for
 from floe.runtime import Settings, add_session_hook, get_spark, session_settings
 from floe.runtime.locking import WriterLockTimeout, acquire, release
 from floe.runtime.session import create_table_if_missing
@@ -140,16 +141,8 @@ def connection_settings() -> Settings:
     that session's settings; in a plain ``dbt`` process, the environment's
     (docs/runtime.md, "Settings"). Either way the privacy SQL functions are registered.
     """
-    add_session_hook(_privacy_functions)
+    add_session_hook(privacy.session_hook)
     return session_settings() or Settings.from_env()
-
-
-def _privacy_functions(spark: Any, settings: Settings) -> None:
-    # Function-local: floe.privacy.functions imports pandas, which a dbt process that
-    # never opens a connection (dbt parse, ls) should not pay for.
-    from floe.privacy.functions import register_functions
-
-    register_functions(spark, settings)
 
 
 def invoked_command() -> str | None:
@@ -282,7 +275,7 @@ class FloeAdapter(SparkAdapter):
 
     @available
     def floe_freeze_view(self, view: str, name: str) -> str:
-        """Compute a temporary view once into temporary view `name` (floe.runtime.spark)."""
+        """Compute a temporary view once into temporary view `name` (floe.runtime.views)."""
         freeze_view(get_spark(), str(view), str(name))
         return ""
 

@@ -7,11 +7,11 @@ importing PySpark, and a broken room does not take the whole CLI down.
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 import click
 
-from floe.runtime import Settings, add_session_hook
+from floe import privacy
+from floe.runtime import add_session_hook
 
 # name -> ("module:attribute" of a click command or group, one-line help).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -64,14 +64,7 @@ def main() -> None:
     """floe — dbt + Spark + Iceberg lakehouse, embedded or on a cluster."""
     # Every session a command starts gets the privacy SQL functions (the runtime knows no
     # room above it: docs/runtime.md, "Session hooks").
-    add_session_hook(_privacy_functions)
-
-
-def _privacy_functions(spark: Any, settings: Settings) -> None:
-    # Function-local: floe.privacy.functions imports pandas; `floe --help` must not.
-    from floe.privacy.functions import register_functions
-
-    register_functions(spark, settings)
+    add_session_hook(privacy.session_hook)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ def _copy_project(target: Path) -> Path:
 
 
 def test_a_new_stream_and_dms_table_need_no_python_edits(spark, lakehouse, tmp_path, monkeypatch):
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
     from floe.feeds import find_feed, load_feeds
 
     project = _copy_project(tmp_path / "project")

@@ -44,7 +44,7 @@ def executed(target: Path) -> dict[str, str]:
 def test_state_modified_plus_with_defer_builds_only_the_change_and_its_descendants(
     lakehouse, tmp_path
 ):
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
     from floe.generator import GenerateOptions, generate
     from floe.runtime import Settings, get_spark
 

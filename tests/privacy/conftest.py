@@ -114,7 +114,7 @@ def _envelope(i: int, hour: datetime, data: str) -> str:
 def subject_warehouse(
     spark, tmp_path_factory: pytest.TempPathFactory, dbt_target_path: Path
 ) -> Iterator[Warehouse]:
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
     from floe.generator import GenerateOptions, generate
     from floe.runtime import Settings
     from tests.helpers import LOCATION_VARS, use_lakehouse
