@@ -89,6 +89,7 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/sqlfluff lint $(SQL_DIRS)
 	$(BIN)/floe registry check
 	$(BIN)/floe docs-coverage

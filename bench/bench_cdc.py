@@ -42,7 +42,7 @@ LAYOUT_VARS: dict[str, object] = {
 
 def _dbt(args: list[str], target: Path, **vars: object) -> tuple[float, float]:
     """Seconds of the whole `dbt` invocation and of the model's node alone."""
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     started = time.perf_counter()
     # One thread: timings per build, nodes not overlapping (the profile runs 4).
@@ -140,7 +140,7 @@ def main() -> None:
     from floe.maintenance import maintain_table
     from floe.runtime import Settings, get_spark, use_settings
 
-    spark = get_spark()
+    spark = get_spark(Settings.from_env())
     use_settings(spark, Settings.from_env())
     target = home / "dbt_target"
     print(

@@ -47,7 +47,7 @@ def load() -> str:
 
 
 def _registry(state: Path):
-    from floe.feeds.kinds.stream import schemas_dir, sync_local_registry
+    from floe.registry.sync import schemas_dir, sync_local_registry
 
     return sync_local_registry(state, schemas_dir(ROOT))
 

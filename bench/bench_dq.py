@@ -141,7 +141,7 @@ def main() -> None:
     from floe.runtime import Settings, get_spark, use_settings
 
     home = Path(tempfile.mkdtemp(prefix="floe_bench_dq_"))
-    spark = get_spark()
+    spark = get_spark(Settings.from_env())
     use_settings(spark, Settings.from_env({"FLOE_HOME": str(home)}))
     started = time.perf_counter()
     _write_table(spark)

@@ -79,7 +79,7 @@ def main() -> None:
     for var in ("FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI", "FLOE_ENV"):
         os.environ.pop(var, None)
 
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
     from floe.envs import create, publish
     from floe.envs.diff import diff_table
     from floe.runtime import Settings, get_spark

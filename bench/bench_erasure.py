@@ -56,7 +56,7 @@ def _home(name: str) -> Any:
 
 
 def demo(spark: Any) -> None:
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
     from floe.generator import GenerateOptions, generate
     from floe.privacy.tags import PrivacyTags
     from floe.runtime import use_settings
@@ -168,9 +168,9 @@ def large(spark: Any) -> None:
 
 
 def main() -> None:
-    from floe.runtime import get_spark
+    from floe.runtime import Settings, get_spark
 
-    spark = get_spark()
+    spark = get_spark(Settings.from_env())
     if DEMO_SCALE:
         print("-- demo warehouse")
         demo(spark)

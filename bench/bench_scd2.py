@@ -87,7 +87,7 @@ def _append_second_load(spark, n: int) -> None:
 
 
 def _dbt(args: list[str], day: str, **more_vars: str) -> dict[str, float]:
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     # One thread: the nodes compared side by side must not overlap (the profile runs 4).
     run = run_dbt(

@@ -60,7 +60,7 @@ def main() -> None:
         os.environ.pop(var, None)
     import pandas as pd
 
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
     from floe.runtime import Settings, get_spark, use_settings
 
     spark = get_spark()

@@ -2,7 +2,12 @@
 
 - `spark`: the session, configured by floe.runtime exactly as dbt and the CLI are.
 - `lakehouse`: a fresh FLOE_HOME (catalog, warehouse, landing) for one test,
-  switched to inside the same SparkSession (floe.runtime.use_settings).
+  switched to inside the same SparkSession (floe.runtime.use_settings); the dbt adapter
+  opens its connections with the session's settings, and the environment names the same
+  lakehouse for the CLI commands tests run in-process.
+
+The fixtures are an edge (docs/runtime.md, "Settings"): they build Settings and pass
+them down, and register the session hooks the CLI and the adapter register.
 - `dbt`: runs `dbt <args>` in-process against the project, sharing the session.
 """
 
@@ -14,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.helpers import LOCATION_VARS, use_lakehouse
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,7 +45,7 @@ def _runtime_filter_on_small_tables() -> Iterator[None]:
     tables are far smaller, and the oracle and equality tests must cover that path
     (docs/decisions/0020-runtime-filtered-merges.md).
     """
-    from floe.runtime.spark import STATEMENT_SETTINGS
+    from floe.runtime.statements import STATEMENT_SETTINGS
 
     key = "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold"
     with pytest.MonkeyPatch.context() as patch:
@@ -48,9 +55,11 @@ def _runtime_filter_on_small_tables() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def spark(_session_home: Path):
-    from floe.runtime import get_spark
+    from floe import privacy
+    from floe.runtime import Settings, add_session_hook, get_spark
 
-    session = get_spark()
+    add_session_hook(privacy.session_hook)
+    session = get_spark(Settings.from_env())
     yield session
     session.stop()
 
@@ -58,14 +67,11 @@ def spark(_session_home: Path):
 @pytest.fixture
 def lakehouse(spark, tmp_path: Path) -> Iterator[Any]:
     """A fresh, empty lakehouse (catalog + warehouse + landing) for one test."""
-    from floe.runtime import Settings, use_settings
+    from floe.runtime import Settings
 
-    previous = {
-        k: os.environ.get(k)
-        for k in ("FLOE_HOME", "FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI")
-    }
+    previous = {k: os.environ.get(k) for k in LOCATION_VARS}
     settings = Settings.from_env({"FLOE_HOME": str(tmp_path / "floe"), "FLOE_SETTLE_SECONDS": "0"})
-    use_settings(spark, settings)
+    use_lakehouse(spark, settings)
     yield settings
     for key, value in previous.items():
         if value is None:
@@ -83,7 +89,7 @@ def dbt_target_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def dbt(spark, dbt_target_path: Path) -> Callable[..., Any]:
     """`dbt(["build", "-s", "x"], vars={...}, expect_success=True)` in-process."""
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     def invoke(args: list[str], *, vars: dict | None = None, expect_success: bool = True):
         run = run_dbt(args, vars=vars, project=ROOT, target_path=dbt_target_path, quiet=True)

@@ -57,3 +57,30 @@ def executed_plans(spark, since: int = -1) -> dict[int, str]:
 
 def last_execution_id(spark) -> int:
     return max(executed_plans(spark), default=-1)
+
+
+# The variables that locate a lakehouse (docs/runtime.md).
+LOCATION_VARS = ("FLOE_HOME", "FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI")
+
+
+def location_env(settings) -> dict[str, str]:
+    """The variables naming the lakehouse of ``settings``, for a CLI command or a child."""
+    return {
+        "FLOE_HOME": str(settings.home),
+        "FLOE_LANDING": str(settings.landing),
+        "FLOE_WAREHOUSE": settings.warehouse,
+        "FLOE_CATALOG_URI": settings.catalog_uri,
+    }
+
+
+def use_lakehouse(spark, settings) -> None:
+    """Point the shared session at ``settings`` (floe.runtime.use_settings) and this test
+    process's environment at the same lakehouse, for the CLI commands tests run in-process
+    (a CLI command is an edge: it builds its settings from the environment). Callers
+    restore the environment afterwards."""
+    import os
+
+    from floe.runtime import use_settings
+
+    use_settings(spark, settings)
+    os.environ.update(location_env(settings))

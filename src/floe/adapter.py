@@ -36,6 +36,7 @@ import decimal
 import functools
 import math
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,33 @@ from dbt.adapters.spark import SparkAdapter, SparkCredentials
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod
 from dbt.adapters.spark.impl import SCHEMA_NOT_FOUND_MESSAGES
 from dbt_common.exceptions import DbtRuntimeError
+
+from floe import privacy
+from floe.cluster.guard import ClusterTargetError, require_cluster_session
+from floe.docsite.catalog import (
+    CatalogUnavailable,
+    catalog_table,
+    feed_rows,
+    iceberg_rows,
+    landing_sources,
+)
+from floe.envs import EnvError, branch_of, require_env
+from floe.feeds import FeedError
+from floe.feeds.raw_models import reconcile_nodes
+from floe.privacy.run_operations import run_operation
+from floe.quality.model_checks import run_checks_for, run_dqdl_for
+from floe.runtime import Settings, add_session_hook, get_spark, session_settings
+from floe.runtime.locking import (
+    WriterLockTimeout,
+    acquire,
+    catalog_busy,
+    is_catalog_contention,
+    release,
+)
+from floe.runtime.session import create_table_if_missing
+from floe.runtime.settled import RowsOf, is_settled, remember
+from floe.runtime.statements import retry_concurrent_scan, statement_marks, statement_settings
+from floe.runtime.views import freeze_view, release_view
 
 ADAPTER_TYPE = "floe"
 logger = AdapterLogger("floe")
@@ -100,17 +128,16 @@ class FloeConnectionManager(SparkConnectionManager):
             return super().open(connection)
         from dbt.adapters.spark.session import SessionConnectionWrapper
 
-        from floe.runtime import get_spark
-
+        settings = connection_settings()
         # The lock before the session: starting it creates the fixed schemas, already a
         # catalog write, which a second build racing the first lost with SQLite's
         # SQLITE_BUSY_SNAPSHOT (docs/reliability.md, "Concurrent writers").
-        _take_writer_lock()
-        with _catalog_contention("starting the Spark session"):
-            spark = get_spark()
+        _take_writer_lock(settings)
+        with _catalog_contention(settings, "starting the Spark session"):
+            spark = get_spark(settings)
         if connection.credentials.require_cluster:
-            _require_cluster(spark)
-        _use_env(spark)
+            _require_cluster(spark, settings)
+        _use_env(spark, settings)
         connection = super().open(connection)
         if isinstance(connection.handle, SessionConnectionWrapper):
             connection.handle = _literal_binding_wrapper()(connection.handle.handle)
@@ -120,10 +147,19 @@ class FloeConnectionManager(SparkConnectionManager):
         try:
             super().cleanup_all()
         finally:
-            from floe.runtime.locking import release
-
             _leave_env()
             release(DBT_LOCK_OWNER)
+
+
+def connection_settings() -> Settings:
+    """The settings dbt's connections open floe's session with: the edge of a dbt run.
+
+    In a process that already runs floe's session (``floe build``, tests: dbt in-process),
+    that session's settings; in a plain ``dbt`` process, the environment's
+    (docs/runtime.md, "Settings"). Either way the privacy SQL functions are registered.
+    """
+    add_session_hook(privacy.session_hook)
+    return session_settings() or Settings.from_env()
 
 
 def invoked_command() -> str | None:
@@ -136,47 +172,35 @@ def invoked_command() -> str | None:
         return None
 
 
-def _take_writer_lock() -> None:
+def _take_writer_lock(settings: Settings) -> None:
     """The warehouse's writer lock, when the running dbt command writes (re-entrant)."""
-    from floe.runtime import Settings
-    from floe.runtime.locking import WriterLockTimeout, acquire
-
     which = invoked_command()
     if which not in WRITER_COMMANDS:
         return
     try:
-        acquire(Settings.from_env(), DBT_LOCK_OWNER, command=f"dbt {which}")
+        acquire(settings, DBT_LOCK_OWNER, command=f"dbt {which}")
     except WriterLockTimeout as exc:
         raise DbtRuntimeError(str(exc)) from exc
 
 
 @contextlib.contextmanager
-def _catalog_contention(doing: str) -> Iterator[None]:
+def _catalog_contention(settings: Settings, doing: str) -> Iterator[None]:
     """Catalog contention (a write lost to another process) as a clear dbt error that
     names the other writer, instead of the JDBC driver's trace."""
     try:
         yield
     except Exception as exc:
-        from floe.runtime.locking import is_catalog_contention
-
         if not is_catalog_contention(exc):
             raise
-        from floe.runtime import Settings
-        from floe.runtime.locking import catalog_busy
-
-        raise DbtRuntimeError(str(catalog_busy(Settings.from_env(), exc, doing))) from exc
+        raise DbtRuntimeError(str(catalog_busy(settings, exc, doing))) from exc
 
 
 # -- environments (floe.envs, docs/envs.md): FLOE_ENV=<name> builds into branch env_<name>
 WAP_BRANCH = "spark.wap.branch"
 
 
-def _use_env(spark: Any) -> None:
+def _use_env(spark: Any, settings: Settings) -> None:
     """Point this session's reads and writes at FLOE_ENV's branch, or at main."""
-    from floe.envs import EnvError, branch_of, require_env
-    from floe.runtime import Settings
-
-    settings = Settings.from_env()
     name = settings.env
     if name is None:
         spark.conf.unset(WAP_BRANCH)
@@ -189,21 +213,15 @@ def _use_env(spark: Any) -> None:
 
 
 def _leave_env() -> None:
-    from floe.runtime import Settings
-
-    if Settings.from_env().env is not None:
-        from floe.runtime import get_spark
-
-        get_spark().conf.unset(WAP_BRANCH)
+    settings = session_settings()
+    if settings is not None and settings.env is not None:
+        get_spark(settings).conf.unset(WAP_BRANCH)
 
 
-def _require_cluster(spark: Any) -> None:
+def _require_cluster(spark: Any, settings: Settings) -> None:
     """Fail the build unless `spark` runs its tasks on a cluster (floe.cluster.guard)."""
-    from floe.cluster.guard import ClusterTargetError, require_cluster_session
-    from floe.runtime import Settings
-
     try:
-        require_cluster_session(spark, Settings.from_env())
+        require_cluster_session(spark, settings)
     except ClusterTargetError as exc:
         raise DbtRuntimeError(str(exc)) from exc
 
@@ -212,13 +230,6 @@ def _require_cluster(spark: Any) -> None:
 def _literal_binding_wrapper() -> type:
     """dbt-spark's session wrapper, binding parameters with sql_literal (imports pyspark)."""
     from dbt.adapters.spark.session import SessionConnectionWrapper
-
-    from floe.runtime.spark import (
-        get_spark,
-        retry_concurrent_scan,
-        statement_marks,
-        statement_settings,
-    )
 
     class LiteralBindingSessionWrapper(SessionConnectionWrapper):
         @classmethod
@@ -236,10 +247,12 @@ def _literal_binding_wrapper() -> type:
                 raise DbtRuntimeError(str(exc)) from exc
 
             def run() -> None:
-                with statement_settings(get_spark(), marks):
+                # Only a statement that asks for settings needs the session itself.
+                held = statement_settings(get_spark(), marks) if marks else nullcontext()
+                with held:
                     super(LiteralBindingSessionWrapper, self).execute(sql, bindings)
 
-            with _catalog_contention("running a dbt statement"):
+            with _catalog_contention(connection_settings(), "running a dbt statement"):
                 retry_concurrent_scan(run, what="dbt statement")
 
     return LiteralBindingSessionWrapper
@@ -253,8 +266,6 @@ class SessionPythonJobHelper(PythonJobHelper):
         self.credentials = credentials
 
     def submit(self, compiled_code: str) -> Any:
-        from floe.runtime import get_spark
-
         name = f"{self.parsed_model['schema']}.{self.parsed_model['alias']}"
         if self.credentials.method != SparkConnectionMethod.SESSION:
             # The only session here would be a local one: never run a model there silently.
@@ -263,11 +274,18 @@ class SessionPythonJobHelper(PythonJobHelper):
                 f"{self.credentials.method}: floe runs Python models in the dbt process's "
                 "SparkSession (method: session), e.g. --target cluster (docs/cluster.md)"
             )
-        spark = get_spark()
+        settings = connection_settings()
+        spark = get_spark(settings)
         if getattr(self.credentials, "require_cluster", False):
-            _require_cluster(spark)
+            _require_cluster(spark, settings)
         code = compile(compiled_code, f"<dbt python model {name}>", "exec")
-        namespace: dict[str, Any] = {"spark": spark, "__name__": f"dbt_model_{name}"}
+        # The compiled model finds the session as `spark` (as on Databricks) and floe's
+        # settings as `floe_settings` (the feed loader's landing zone and state).
+        namespace: dict[str, Any] = {
+            "spark": spark,
+            "floe_settings": settings,
+            "__name__": f"dbt_model_{name}",
+        }
         try:
             exec(code, namespace)
         except Exception as exc:
@@ -295,8 +313,6 @@ class FloeAdapter(SparkAdapter):
     @available
     def floe_run_checks(self, relation: Any, checks: Any, model_name: str, run_id: str) -> Any:
         """Data-quality checks of a built model, for the `floe_checks` test (floe.quality)."""
-        from floe.quality.dbt_bridge import run_checks_for
-
         return run_checks_for(relation, checks, model_name, run_id)
 
     @available
@@ -310,8 +326,6 @@ class FloeAdapter(SparkAdapter):
         model_path: Any,
     ) -> Any:
         """A built model's DQDL ruleset, for the `floe_dqdl` test (floe.quality.dqdl)."""
-        from floe.quality.dbt_bridge import run_dqdl_for
-
         return run_dqdl_for(
             relation,
             ruleset,
@@ -325,41 +339,29 @@ class FloeAdapter(SparkAdapter):
     @available
     def floe_env(self) -> str:
         """The environment this dbt run builds into (FLOE_ENV), '' for main."""
-        from floe.runtime import Settings
-
-        return Settings.from_env().env or ""
+        settings = session_settings()
+        return (settings.env if settings else None) or ""
 
     @available
     def floe_privacy(self, operation: str, args: dict, graph: dict) -> str:
         """GDPR erasure / rectification for the `privacy_*` run-operations (floe.privacy)."""
-        from floe.privacy.dbt_bridge import run_operation
-
-        return run_operation(operation, args, graph)
+        return run_operation(operation, args, graph, connection_settings())
 
     @available
     def floe_create_table_if_missing(self, table: str, ddl: str) -> str:
         """Run a macro's ``create table if not exists`` safely against a racing creator."""
-        from floe.runtime import get_spark
-        from floe.runtime.spark import create_table_if_missing
-
         create_table_if_missing(get_spark(), table, ddl)
         return ""
 
     @available
     def floe_freeze_view(self, view: str, name: str) -> str:
-        """Compute a temporary view once into temporary view `name` (floe.runtime.spark)."""
-        from floe.runtime import get_spark
-        from floe.runtime.spark import freeze_view
-
+        """Compute a temporary view once into temporary view `name` (floe.runtime.views)."""
         freeze_view(get_spark(), str(view), str(name))
         return ""
 
     @available
     def floe_release_view(self, name: str) -> str:
         """Drop a view made by floe_freeze_view and free its rows."""
-        from floe.runtime import get_spark
-        from floe.runtime.spark import release_view
-
         release_view(get_spark(), str(name))
         return ""
 
@@ -370,29 +372,19 @@ class FloeAdapter(SparkAdapter):
         An input is a relation, or `{'relation': r, 'column': c, 'value': v}` for the rows
         of a shared table whose `c` is `v` (floe.runtime.settled.RowsOf).
         """
-        from floe.runtime import Settings, get_spark
-        from floe.runtime.settled import is_settled
-
         inputs = _settled_inputs(relations)
-        return is_settled(get_spark(), Settings.from_env(), kind, name, inputs, salt)
+        return is_settled(get_spark(), connection_settings(), kind, name, inputs, salt)
 
     @available
     def floe_remember_settled(self, kind: str, name: str, relations: list, salt: str = "") -> str:
         """Record that this step has nothing left to do as of its inputs now."""
-        from floe.runtime import Settings, get_spark
-        from floe.runtime.settled import remember
-
         inputs = _settled_inputs(relations)
-        remember(get_spark(), Settings.from_env(), kind, name, inputs, salt)
+        remember(get_spark(), connection_settings(), kind, name, inputs, salt)
         return ""
 
     @available
     def floe_reconcile_feeds(self, nodes: list[dict]) -> str:
         """Post-hook of raw feed models: every landed file's records add up (floe.feeds)."""
-        from floe.feeds import FeedError
-        from floe.feeds.dbt import reconcile_nodes
-        from floe.runtime import get_spark
-
         try:
             reconcile_nodes(get_spark(), nodes)
         except FeedError as exc:
@@ -436,18 +428,9 @@ class FloeAdapter(SparkAdapter):
 
     def get_catalog(self, relation_configs: Any, used_schemas: Any) -> tuple[Any, list[Exception]]:
         """The docs catalog from Iceberg's metadata in one pass (floe.docsite.catalog)."""
-        from floe.docsite.catalog import (
-            CatalogUnavailable,
-            catalog_table,
-            feed_rows,
-            iceberg_rows,
-            landing_sources,
-        )
-        from floe.runtime import Settings
-
         relation_configs = list(relation_configs)
         schemas = {str(schema).lower() for _database, schema in used_schemas}
-        settings = Settings.from_env()
+        settings = connection_settings()
         try:
             rows = iceberg_rows(settings, schemas)
         except CatalogUnavailable as exc:
@@ -522,8 +505,6 @@ def _truthy(value: Any) -> bool:
 def _settled_inputs(relations: list) -> list:
     """Settled-step inputs from the materialization: relation names, and dicts naming
     one writer's rows of a shared table (floe.runtime.settled.RowsOf)."""
-    from floe.runtime.settled import RowsOf
-
     inputs: list = []
     for item in relations:
         if isinstance(item, dict):

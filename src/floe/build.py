@@ -9,7 +9,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from floe.runtime import SCHEMAS, Settings
+from floe.dbt_runner import run_dbt
+from floe.feeds import load_feeds
+from floe.generator import GenerateOptions, generate
+from floe.runtime import SCHEMAS, Settings, get_spark
+from floe.runtime.locking import WriterLockTimeout, writer_lock
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -17,15 +21,13 @@ if TYPE_CHECKING:
 
 def _missing_feeds(settings: Settings) -> list[str]:
     """Declared feeds with nothing landed yet (ids, e.g. ``streams.ventilator``)."""
-    from floe.feeds import load_feeds
-    from floe.runtime import Settings
 
     def landed(folder: Path) -> bool:
         return folder.is_dir() and any(p.is_file() for p in folder.rglob("*"))
 
     return [
         f.id
-        for f in load_feeds(Settings.from_env().dbt_project_dir())
+        for f in load_feeds(settings.dbt_project_dir())
         if not landed(settings.landing / f.landing)
     ]
 
@@ -128,15 +130,10 @@ def build(
     The pipeline run: models and their data tests, without the dbt unit tests unless
     asked (dbt's advice for production builds; docs/decisions/0018-nothing-new-memo.md).
     """
-    from floe.dbt import run_dbt
-    from floe.generator import GenerateOptions, generate
-    from floe.runtime import get_spark
-    from floe.runtime.locking import WriterLockTimeout, writer_lock
-
     settings = Settings.from_env()
     missing = _missing_feeds(settings)
     if missing:
-        opts = GenerateOptions(landing=settings.landing, days=days, scale=scale)
+        opts = GenerateOptions.for_settings(settings, days=days, scale=scale)
         report = generate(opts, missing)
         click.echo(f"generated {len(report.written)} demo files for {', '.join(missing)}")
     args = ["build"]

@@ -10,7 +10,8 @@ import importlib
 
 import click
 
-from floe import DISTRIBUTION, __version__
+from floe import DISTRIBUTION, __version__, privacy
+from floe.runtime import add_session_hook
 
 # name -> ("module:attribute" of a click command or group, one-line help).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -63,6 +64,9 @@ class LazyGroup(click.Group):
 @click.version_option(__version__, package_name=DISTRIBUTION, prog_name="floe")
 def main() -> None:
     """floe — dbt + Spark + Iceberg lakehouse, embedded or on a cluster."""
+    # Every session a command starts gets the privacy SQL functions (the runtime knows no
+    # room above it: docs/runtime.md, "Session hooks").
+    add_session_hook(privacy.session_hook)
 
 
 if __name__ == "__main__":

@@ -43,10 +43,10 @@ def _adapter_suite_lakehouse(request: pytest.FixtureRequest) -> Iterator[None]:
     spark = request.getfixturevalue("spark")
     settings = request.getfixturevalue("adapter_lakehouse")
     from floe.runtime import Settings, use_settings
+    from tests.helpers import LOCATION_VARS, use_lakehouse
 
-    keys = ("FLOE_HOME", "FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI")
-    previous = {key: os.environ.get(key) for key in keys}
-    use_settings(spark, settings)
+    previous = {key: os.environ.get(key) for key in LOCATION_VARS}
+    use_lakehouse(spark, settings)
     yield
     for key, value in previous.items():
         if value is None:

@@ -190,7 +190,7 @@ def test_public_macros_are_documented_with_their_signatures(tmp_path):
     and warnings as errors, then every public macro must carry a description and typed
     arguments in the manifest.
     """
-    from floe.dbt import run_dbt as floe_run_dbt
+    from floe.dbt_runner import run_dbt as floe_run_dbt
 
     write_file(
         "name: macro_docs\nprofile: floe\nconfig-version: 2\n"

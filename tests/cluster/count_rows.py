@@ -6,9 +6,9 @@ environment (a process of its own: its Spark master is the cluster's).
 
 import json
 
-from floe.runtime import SCHEMAS, get_spark
+from floe.runtime import SCHEMAS, Settings, get_spark
 
-spark = get_spark()
+spark = get_spark(Settings.from_env())
 counts = {}
 for schema in SCHEMAS:
     names = [r.tableName for r in spark.sql(f"show tables in {schema}").collect()]

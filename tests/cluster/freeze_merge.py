@@ -6,11 +6,11 @@ and drops one table of its own; the last line printed is JSON.
 
 import json
 
-from floe.runtime import get_spark
-from floe.runtime.spark import freeze_view, release_view
+from floe.runtime import Settings, get_spark
+from floe.runtime.views import freeze_view, release_view
 
 TABLE = "audit.floe_freeze_check"
-spark = get_spark()
+spark = get_spark(Settings.from_env())
 spark.sql(f"create or replace table {TABLE} (k bigint, v string) using iceberg")
 spark.sql(f"insert into {TABLE} values (1, 'a'), (2, 'b')")
 spark.sql(

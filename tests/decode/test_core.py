@@ -7,6 +7,7 @@ import itertools
 import pytest
 
 from floe.generator import GenerateOptions, generate
+from floe.registry.sync import schemas_dir, sync_local_registry
 from tests.helpers import ROOT, feed
 
 pytestmark = pytest.mark.integration
@@ -19,7 +20,7 @@ def test_decode_runs_in_python_workers_and_stages_parquet(spark, lakehouse):
 
     rides = feed("unicorn_rides")
     generate(GenerateOptions(landing=lakehouse.landing, days=1, scale=64), ["unicorn_rides"])
-    stream.sync_local_registry(lakehouse.state_dir, stream.schemas_dir(ROOT))
+    sync_local_registry(lakehouse.state_dir, schemas_dir(ROOT))
     files = stream.discover(rides, lakehouse.landing)
     staging = lakehouse.state_dir / "staging-test"
     pieces = stage_files(

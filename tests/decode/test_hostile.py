@@ -18,6 +18,7 @@ import pytest
 
 from floe.registry import codec
 from floe.registry.samples import unicorn_ride_request
+from floe.registry.sync import schemas_dir, sync_local_registry
 from tests.decode import hostile
 from tests.helpers import ROOT, feed
 
@@ -77,12 +78,11 @@ def _expected(lines: list[tuple[str, bytes]], expect) -> tuple[Counter, int]:
 
 def test_hostile_corpus_reconciles_with_every_code(spark, tmp_path, bomb_bytes):
     from floe.feeds.ingest import ingest, reconcile_or_raise
-    from floe.feeds.kinds import stream
     from floe.runtime import Settings, use_settings
 
     settings = Settings.from_env({"FLOE_HOME": str(tmp_path / "floe"), **LIMITS})
     use_settings(spark, settings)
-    registry = stream.sync_local_registry(settings.state_dir, stream.schemas_dir(ROOT))
+    registry = sync_local_registry(settings.state_dir, schemas_dir(ROOT))
     landing = settings.landing
 
     # -- weather (JSON): the JSON corpus, the envelope corpus, good records, redeliveries

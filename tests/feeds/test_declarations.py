@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from floe.feeds import FeedError, find_feed, load_feeds
-from floe.feeds.declarations import feed_from_node
+from floe.feeds.sources import feed_from_node
 from tests.helpers import ROOT, project_feeds
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from floe.registry import codec
+from floe.registry.sync import schemas_dir, sync_local_registry
 from tests.decode import hostile
 from tests.helpers import ROOT, feed
 
@@ -23,12 +24,11 @@ WEATHER = {"temperature": 60, "location": {"city": "Phoenix", "state": "Arizona"
 
 
 def _land(settings, name: str, first: int) -> Path:
-    from floe.feeds.kinds import stream
 
     folder = settings.landing / "streams/weather/ingest_year=2022/ingest_month=07/ingest_day=01"
     folder = folder / "ingest_hour=00"
     folder.mkdir(parents=True, exist_ok=True)
-    registry = stream.sync_local_registry(settings.state_dir, stream.schemas_dir(ROOT))
+    registry = sync_local_registry(settings.state_dir, schemas_dir(ROOT))
     data = hostile.b64(codec.frame(WEATHER, registry.latest("weather_report")))
     path = folder / name
     path.write_bytes(b"\n".join(hostile.envelope(data, first + i) for i in range(3)) + b"\n")

@@ -10,6 +10,7 @@ reconciles and merges them.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -47,8 +48,9 @@ def _copy_project(target: Path) -> Path:
 
 
 def test_a_new_stream_and_dms_table_need_no_python_edits(spark, lakehouse, tmp_path, monkeypatch):
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
     from floe.feeds import find_feed, load_feeds
+    from floe.runtime import use_settings
 
     project = _copy_project(tmp_path / "project")
     monkeypatch.setenv("FLOE_PROJECT_DIR", str(project))
@@ -60,7 +62,11 @@ def test_a_new_stream_and_dms_table_need_no_python_edits(spark, lakehouse, tmp_p
         "dms/dms_sample/ticket_sales",
     )
 
-    opts = GenerateOptions(landing=lakehouse.landing, days=3, scale=200, bad_share=0.05)
+    # The edge names the project: the session's settings (the adapter's) and the generator.
+    use_settings(spark, dataclasses.replace(lakehouse, project_dir=project))
+    opts = GenerateOptions(
+        landing=lakehouse.landing, days=3, scale=200, bad_share=0.05, project_dir=project
+    )
     report = generate(opts, ["parcel_scans", "ticket_sales"])
     assert any("parcel_scans" in p.as_posix() for p in report.written)
     assert any(p.name.startswith("LOAD") for p in report.written)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from floe.registry import codec
+from floe.registry.sync import schemas_dir, sync_local_registry
 from tests.decode import hostile
 from tests.helpers import ROOT, feed
 
@@ -42,9 +43,8 @@ def _settings(tmp_path: Path, settle: str):
 
 
 def _lines(settings, n: int, first: int = 0) -> list[bytes]:
-    from floe.feeds.kinds import stream
 
-    registry = stream.sync_local_registry(settings.state_dir, stream.schemas_dir(ROOT))
+    registry = sync_local_registry(settings.state_dir, schemas_dir(ROOT))
     data = hostile.b64(codec.frame(WEATHER, registry.latest("weather_report")))
     return [hostile.envelope(data, first + i) for i in range(n)]
 

@@ -33,8 +33,8 @@ def test_same_seed_same_bytes(tmp_path, monkeypatch):
 
 
 def test_envelope_shape_and_no_bad_records_when_share_is_zero(tmp_path, monkeypatch):
-    from floe.feeds.kinds.stream import schemas_dir, sync_local_registry
     from floe.registry import codec
+    from floe.registry.sync import schemas_dir, sync_local_registry
 
     monkeypatch.setenv("FLOE_HOME", str(tmp_path / "home"))
     opts = GenerateOptions(landing=tmp_path / "l", days=2, scale=100, bad_share=0.0)

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def manifest(spark, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     target = tmp_path_factory.mktemp("lineage_target")
     run = run_dbt(["compile"], project=ROOT, target_path=target, quiet=True)

@@ -44,9 +44,9 @@ def executed(target: Path) -> dict[str, str]:
 def test_state_modified_plus_with_defer_builds_only_the_change_and_its_descendants(
     lakehouse, tmp_path
 ):
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
     from floe.generator import GenerateOptions, generate
-    from floe.runtime import get_spark
+    from floe.runtime import Settings, get_spark
 
     generate(GenerateOptions(landing=lakehouse.landing, days=2, scale=50), ["mlb_data"])
     prod_target = tmp_path / "prod-artifacts"
@@ -90,7 +90,7 @@ def test_state_modified_plus_with_defer_builds_only_the_change_and_its_descendan
     tests = {uid for uid in ran if uid.startswith("test.")}
     assert tests and all(("mlb_data" in uid) for uid in tests)
 
-    spark = get_spark()
+    spark = get_spark(Settings.from_env())
     # the changed view reads production's raw table (deferred), not a CI copy of it
     compiled = (ci_target / "compiled/floe/models/staging/dms/stg_dms__mlb_data.sql").read_text()
     assert "raw.mlb_data" in compiled and "ci_raw" not in compiled

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from floe.dbt import run_dbt
+from floe.dbt_runner import run_dbt
 from tests.helpers import executed_plans, last_execution_id
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from floe.dbt import run_dbt
+from floe.dbt_runner import run_dbt
 from tests.helpers import current_snapshot
 
 pytestmark = pytest.mark.integration

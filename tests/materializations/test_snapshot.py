@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from floe.dbt import run_dbt
+from floe.dbt_runner import run_dbt
 from tests.helpers import current_snapshot
 
 pytestmark = pytest.mark.integration

@@ -60,10 +60,11 @@ def land_subject_events(settings, subject_id: int, hour: datetime, tag: str) -> 
     other customers, and one of the subject that lands in raw.quarantine."""
     from floe.feeds.kinds import stream
     from floe.registry import codec
+    from floe.registry.sync import schemas_dir, sync_local_registry
 
     events = feed("customer_events")
     s = stream.spec(events)
-    registry = stream.sync_local_registry(settings.state_dir, stream.schemas_dir(ROOT))
+    registry = sync_local_registry(settings.state_dir, schemas_dir(ROOT))
     version = registry.versions(s.schema, s.registry)[-1]
 
     def record(cid: int, n: int, name: str) -> dict[str, Any]:
@@ -113,14 +114,12 @@ def _envelope(i: int, hour: datetime, data: str) -> str:
 def subject_warehouse(
     spark, tmp_path_factory: pytest.TempPathFactory, dbt_target_path: Path
 ) -> Iterator[Warehouse]:
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
     from floe.generator import GenerateOptions, generate
-    from floe.runtime import Settings, use_settings
+    from floe.runtime import Settings
+    from tests.helpers import LOCATION_VARS, use_lakehouse
 
-    previous = {
-        k: os.environ.get(k)
-        for k in ("FLOE_HOME", "FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI")
-    }
+    previous = {k: os.environ.get(k) for k in LOCATION_VARS}
     # FLOE_PRIVACY_TEST_CACHE=<dir> (development only): build once, then start every
     # run from a copy of that build (same absolute paths: the catalog stores them).
     cache = os.environ.get("FLOE_PRIVACY_TEST_CACHE")
@@ -129,7 +128,7 @@ def subject_warehouse(
         shutil.rmtree(home, ignore_errors=True)
         shutil.copytree(Path(cache) / "built", home)
         settings = Settings.from_env({"FLOE_HOME": str(home), "FLOE_SETTLE_SECONDS": "0"})
-        use_settings(spark, settings)
+        use_lakehouse(spark, settings)
         info = json.loads((Path(cache) / "info.json").read_text())
         yield Warehouse(
             settings,
@@ -140,7 +139,7 @@ def subject_warehouse(
         )
         return
     settings = Settings.from_env({"FLOE_HOME": str(home), "FLOE_SETTLE_SECONDS": "0"})
-    use_settings(spark, settings)
+    use_lakehouse(spark, settings)
 
     def build(select: list[str]) -> None:
         run = run_dbt(

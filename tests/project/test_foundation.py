@@ -94,7 +94,7 @@ def test_malformed_manifest_fails_the_build_naming_the_file(spark, lakehouse, db
 
 
 def test_python_models_table_and_incremental(spark, lakehouse, dbt_target_path):
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     def build(rows: int):
         run = run_dbt(

@@ -209,7 +209,7 @@ def _differences(got: dict, want: dict) -> list[str]:
 @pytest.fixture(scope="module")
 def baseline(spark, tmp_path_factory, dbt_target_path) -> Baseline:
     """The landing zone and one uninterrupted build of it (in this process)."""
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     root = tmp_path_factory.mktemp("reliability")
     landing = root / "landing"
@@ -267,7 +267,7 @@ def _kill_moment(
 def test_builds_killed_at_random_moments_recover_to_the_baseline(
     spark, baseline, dbt_target_path, record_property
 ):
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     landing = baseline.root / "chaos-landing"
     wh = _warehouse(baseline.root, "chaos", landing)
@@ -317,7 +317,7 @@ def test_builds_killed_at_random_moments_recover_to_the_baseline(
 def test_writers_started_together_take_turns_and_equal_one_build(spark, baseline, capfd):
     """A ``dbt build`` subprocess, ``floe stream --available-now`` and a ``dbt build``
     in this process, all at once on one warehouse: nothing doubled, nothing lost."""
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     wh = _warehouse(baseline.root, "together", baseline.landing)
     stream_log = baseline.root / "together-stream.log"
@@ -357,7 +357,7 @@ def test_a_batch_stamped_before_an_applied_one_is_still_applied(
     spark, baseline, dbt_target_path, monkeypatch
 ):
     """Runs last: it lands a third day on the baseline's landing zone and warehouse."""
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     wh = _warehouse(baseline.root, "baseline", baseline.landing)
     with _pointed_at(spark, wh.settings):

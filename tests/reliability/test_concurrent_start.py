@@ -184,7 +184,7 @@ def test_catalog_contention_names_the_other_writer(tmp_path):
 def test_a_dbt_statement_refused_by_a_busy_catalog_is_a_clear_error(spark, lakehouse, tmp_path):
     """A program outside floe's writers holds SQLite's write lock: the node fails with
     floe's message, not the JDBC driver's trace."""
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     project = _project(tmp_path)
     busy = Settings.from_env(

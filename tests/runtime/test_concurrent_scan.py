@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from floe.runtime.spark import CONCURRENT_SCAN, retry_concurrent_scan, sql_retrying
+from floe.runtime.statements import CONCURRENT_SCAN, retry_concurrent_scan, sql_retrying
 
 REFUSAL = (
     "java.lang.IllegalStateException: Runtime file filtering is not possible: "

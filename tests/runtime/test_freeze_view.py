@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from floe.runtime.spark import freeze_view, release_view
+from floe.runtime.views import freeze_view, release_view
 
 
 def test_a_frozen_view_keeps_its_rows_while_its_table_changes(spark, lakehouse):

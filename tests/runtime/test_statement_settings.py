@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from floe.runtime.spark import STATEMENT_SETTINGS, statement_marks, statement_settings
+from floe.runtime.statements import STATEMENT_SETTINGS, statement_marks, statement_settings
 
 BROADCAST = "spark.sql.autoBroadcastJoinThreshold"
 BLOOM_SCAN = "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold"

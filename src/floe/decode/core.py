@@ -28,8 +28,8 @@ import hashlib
 import json
 import os
 import uuid
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-    from floe.feeds.files import LandedFile
     from floe.registry.backends import RegistryRef
 
 __all__ = [
@@ -59,8 +58,10 @@ __all__ = [
     "PASSTHROUGH",
     "DecodeLimits",
     "PieceCounts",
+    "SourceFile",
     "StreamSpec",
     "decode_output_schema",
+    "file_change",
     "plan_tasks",
     "read_staged",
     "stage_files",
@@ -72,9 +73,36 @@ PASSTHROUGH = ("ingest_year", "ingest_month", "ingest_day", "ingest_hour")
 # Checksums are taken per 8 MiB block of a file; pieces are cut at block boundaries,
 # so a file's checksum does not depend on how a batch was split.
 HASH_BLOCK = 8 * 1024 * 1024
+WHILE_READ = "while it was read"
 MIN_TASK_BYTES = 4 * 1024 * 1024  # below this, one task does not pay for itself
 BATCH_ROWS = 8192  # lines decoded and converted to Arrow together
 ROW_GROUP_ROWS = 65536  # rows per staged Parquet row group
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file to decode, as discovery saw it: path, identity (``key``: what its rows'
+    ``_source_file`` say), size, modification time and per-file columns (PASSTHROUGH)."""
+
+    path: Path
+    key: str
+    size: int
+    mtime_ns: int
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+
+
+def file_change(path: str | Path, size: int, mtime_ns: int, when: str) -> str | None:
+    """Why the file at ``path`` is no longer ``size`` bytes modified at ``mtime_ns``
+    (removed, resized, modified) ``when`` (e.g. "while it was read"), or None."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return f"removed {when}"
+    if stat.st_size != size:
+        return f"size changed from {size} to {stat.st_size} bytes {when}"
+    if stat.st_mtime_ns != mtime_ns:
+        return f"modified {when}"
+    return None
 
 
 def _nullable(data_type: Any) -> Any:
@@ -149,7 +177,7 @@ class PieceCounts:
 
 
 def plan_tasks(
-    files: Sequence[LandedFile], split_bytes: int, parallelism: int
+    files: Sequence[SourceFile], split_bytes: int, parallelism: int
 ) -> list[list[dict[str, Any]]]:
     """Cut ``files`` into pieces and group them into about equal tasks.
 
@@ -187,7 +215,7 @@ def plan_tasks(
                     "end": end,
                     "size": f.size,
                     "mtime_ns": f.mtime_ns,
-                    "attrs": {n: f.attr(n) for n in PASSTHROUGH},
+                    "attrs": {n: f.attrs.get(n) for n in PASSTHROUGH},
                 }
             )
             filled += end - start
@@ -331,18 +359,6 @@ class _Tally:
             self.max_seq = hi if self.max_seq is None else max(self.max_seq, hi)
 
 
-def _changed(path: str, size: int, mtime_ns: int) -> str | None:
-    try:
-        stat = os.stat(path)
-    except FileNotFoundError:
-        return "removed while it was read"
-    if stat.st_size != size:
-        return f"size changed from {size} to {stat.st_size} bytes"
-    if stat.st_mtime_ns != mtime_ns:
-        return "modified while it was read"
-    return None
-
-
 def _stage_pieces(
     batches: Iterator[pa.RecordBatch],
     spec: StreamSpec,
@@ -376,7 +392,7 @@ def _stage_piece(
     part: str,
 ) -> dict[str, Any]:
     path, size, mtime = piece["path"], piece["size"], piece["mtime_ns"]
-    changed = _changed(path, size, mtime)
+    changed = file_change(path, size, mtime, WHILE_READ)
     tally = _Tally()
     blocks: list[bytes] = []
     if changed is None:
@@ -390,7 +406,7 @@ def _stage_piece(
             tally.add(cols.codes, cols.envelope["_sequence_number"])
             writer.write(record_batch)
         del lines
-        changed = _changed(path, size, mtime)
+        changed = file_change(path, size, mtime, WHILE_READ)
     return {
         "part": part,
         "_source_file": piece["key"],
@@ -510,7 +526,7 @@ def _collect_counts(df: DataFrame) -> list[PieceCounts]:
 
 def stage_files(
     spark: SparkSession,
-    files: Sequence[LandedFile],
+    files: Sequence[SourceFile],
     spec: StreamSpec,
     record_type: StructType,
     ref: RegistryRef,

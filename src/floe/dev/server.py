@@ -219,7 +219,7 @@ class DevServer:
             )
         client.SERVING = True
         started = time.perf_counter()
-        from floe.runtime.spark import get_spark
+        from floe.runtime.session import get_spark
 
         self._spark = get_spark(self.settings)
         self._log(f"Spark ready in {time.perf_counter() - started:.1f} s")

@@ -241,7 +241,8 @@ def iceberg_rows(settings: Settings, schemas: Iterable[str]) -> list[dict[str, A
 
 def feed_rows(sources: Iterable[Mapping[str, Any]], settings: Settings) -> list[dict[str, Any]]:
     """Catalog rows of feed sources: their declared (or registry) columns and landed files."""
-    from floe.feeds.declarations import FeedError, feed_from_node
+    from floe.feeds.declarations import FeedError
+    from floe.feeds.sources import feed_from_node
     from floe.lineage.feeds import feed_columns
 
     project = settings.dbt_project_dir()

@@ -47,8 +47,8 @@ def _blank(text: Any) -> bool:
 
 def _feed_docs(manifest: Mapping[str, Any], project_dir: Path) -> dict[str, tuple[str, dict]]:
     """unique_id of each raw feed model -> (description, column docs) from its feed."""
-    from floe.feeds.declarations import feed_from_node
     from floe.feeds.docs import raw_model_docs
+    from floe.feeds.sources import feed_from_node
 
     by_source = {}
     for uid, node in manifest["sources"].items():

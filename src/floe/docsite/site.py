@@ -123,7 +123,7 @@ def finish_site(target: Path, project_dir: Path) -> SiteReport:
 
 def generate(project_dir: Path, target: Path | None = None) -> Path:
     """``dbt docs generate`` in this process (sharing its SparkSession); the target folder."""
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     target = target or project_dir / "target"
     run = run_dbt(["docs", "generate"], project=project_dir, target_path=target, quiet=True)

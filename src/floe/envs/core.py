@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from floe.runtime.locking import writer_lock
 from floe.runtime.settings import Settings
-from floe.runtime.spark import SCHEMAS
+from floe.runtime.session import SCHEMAS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -1,39 +1,17 @@
-"""Feed declarations: the one list of what lands, read from the dbt project's YAML.
+"""Feed declarations: what a landed feed is (:class:`Feed`), as every kind sees it.
 
-Every landed feed is a dbt ``sources:`` table whose ``config.meta.floe`` (or ``meta.floe``)
-says what the feed is (docs/feeds.md):
-
-.. code-block:: yaml
-
-    sources:
-      - name: streams
-        schema: landing
-        config: {meta: {floe: {kind: stream}}}      # defaults for every table below
-        tables:
-          - name: ventilator
-            config:
-              meta:
-                floe:
-                  registry_schema: ventilator
-                  timestamps: {eventtime: "%Y-%m-%d %H:%M:%S"}
-
-Two readers build :class:`Feed` objects from the same dictionaries, so they cannot
-disagree: :func:`load_feeds` parses the YAML files of a project (the generator,
-``floe stream``, ``floe generate`` — no dbt run needed), and
-:func:`feed_from_node` takes a source node of dbt's graph (raw models during
-``dbt build``).
+A feed is a dbt ``sources:`` table whose ``config.meta.floe`` (or ``meta.floe``) says
+what lands (docs/feeds.md). The values here are the floor of the feeds room: the kinds
+(:mod:`floe.feeds.kinds`) and everything else build on them; :mod:`floe.feeds.sources`
+reads them from the project's YAML or dbt's graph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
-KINDS = ("csv_loads", "dms", "flagged_csv", "stream", "reference")
 # Options every kind understands; each kind adds its own (floe.feeds.kinds.*.OPTIONS).
 COMMON_OPTIONS = frozenset(
     {"kind", "landing", "key", "ordering", "op_column", "partition_by", "demo", "enabled"}
@@ -103,16 +81,6 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
-def _meta(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """``config.meta.floe`` merged over the older top-level ``meta.floe``."""
-    merged: dict[str, Any] = {}
-    for meta in ((entry.get("meta") or {}), ((entry.get("config") or {}).get("meta") or {})):
-        floe = meta.get("floe") if isinstance(meta, Mapping) else None
-        if isinstance(floe, Mapping):
-            merged.update(floe)
-    return merged
-
-
 def check_identifier(value: str, what: str) -> str:
     """``value`` if it is a plain lowercase SQL identifier, else a FeedError naming ``what``."""
     if not value or value[0].isdigit() or not set(value) <= _IDENTIFIER_CHARS:
@@ -120,125 +88,3 @@ def check_identifier(value: str, what: str) -> str:
             f"{what} {value!r} must be a lowercase identifier ([a-z0-9_], no digit first)"
         )
     return value
-
-
-def make_feed(
-    source: str,
-    name: str,
-    source_meta: Mapping[str, Any],
-    table_meta: Mapping[str, Any],
-    columns: Iterable[Mapping[str, Any]] = (),
-    description: str = "",
-) -> Feed:
-    """A validated :class:`Feed` from a source's and a table's ``floe`` meta (table wins)."""
-    from floe.feeds.kinds import kind_module
-
-    where = f"sources YAML, source '{source}', table '{name}'"
-    check_identifier(source, f"{where}: source name")
-    check_identifier(name, f"{where}: table name (it names the raw table raw.<name>)")
-    options = {**source_meta, **table_meta}
-    kind = options.get("kind")
-    if kind not in KINDS:
-        raise FeedError(f"{where}: meta.floe.kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    module = kind_module(kind)
-    known = COMMON_OPTIONS | module.OPTIONS
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise FeedError(
-            f"{where}: unknown meta.floe option(s) {', '.join(unknown)} for kind {kind}; "
-            f"known: {', '.join(sorted(known))}"
-        )
-    landing = str(options.get("landing") or f"{source}/{name}").format(source=source, name=name)
-    posix = PurePosixPath(landing)
-    if posix.is_absolute() or ".." in posix.parts or not posix.parts:
-        raise FeedError(f"{where}: landing {landing!r} must be a folder inside the landing root")
-    cols = tuple(
-        Column(
-            name=str(c["name"]),
-            data_type=str(c.get("data_type") or ""),
-            description=str(c.get("description") or ""),
-        )
-        for c in columns
-        if isinstance(c, Mapping) and c.get("name")
-    )
-    feed = Feed(
-        source=source,
-        name=name,
-        kind=kind,
-        landing=posix.as_posix(),
-        options={k: v for k, v in options.items() if k not in ("kind", "landing")},
-        columns=cols,
-        description=str(description or "").strip(),
-    )
-    module.validate(feed)
-    return feed
-
-
-def feed_from_node(node: Mapping[str, Any]) -> Feed | None:
-    """The feed of a dbt source node (manifest / graph dict), or None if it is not a feed."""
-    table_meta = _meta({"meta": node.get("meta"), "config": node.get("config")})
-    source_meta = _meta({"meta": node.get("source_meta")})
-    if "floe" not in (node.get("source_meta") or {}) and not table_meta:
-        return None
-    columns = node.get("columns") or {}
-    return make_feed(
-        str(node["source_name"]),
-        str(node["name"]),
-        source_meta,
-        table_meta,
-        columns.values() if isinstance(columns, Mapping) else columns,
-        str(node.get("description") or ""),
-    )
-
-
-def _model_paths(project_dir: Path) -> list[Path]:
-    config = yaml.safe_load((project_dir / "dbt_project.yml").read_text()) or {}
-    return [project_dir / p for p in (config.get("model-paths") or ["models"])]
-
-
-def load_feeds(project_dir: Path) -> list[Feed]:
-    """Every feed declared in the project's YAML, in (source, table) order.
-
-    Disabled feeds (``enabled: false``) are left out. Two feeds with one name fail:
-    their raw tables would collide.
-    """
-    feeds: list[Feed] = []
-    for folder in _model_paths(project_dir):
-        for path in sorted(folder.rglob("*.yml")) + sorted(folder.rglob("*.yaml")):
-            document = yaml.safe_load(path.read_text()) or {}
-            for source in document.get("sources") or []:
-                source_meta = _meta(source)
-                for table in source.get("tables") or []:
-                    table_meta = _meta(table)
-                    if not source_meta and not table_meta:
-                        continue
-                    try:
-                        feed = make_feed(
-                            str(source["name"]),
-                            str(table["name"]),
-                            source_meta,
-                            table_meta,
-                            table.get("columns") or [],
-                            str(table.get("description") or ""),
-                        )
-                    except FeedError as exc:
-                        raise FeedError(f"{path}: {exc}") from exc
-                    if feed.option("enabled", True):
-                        feeds.append(feed)
-    seen: dict[str, Feed] = {}
-    for feed in feeds:
-        if feed.name in seen:
-            raise FeedError(
-                f"feeds {seen[feed.name].id} and {feed.id} would both land in raw.{feed.name}; "
-                "rename one of the source tables"
-            )
-        seen[feed.name] = feed
-    return sorted(feeds, key=lambda f: (f.source, f.name))
-
-
-def find_feed(feeds: Iterable[Feed], name: str) -> Feed:
-    """The feed called ``name`` (``<table>`` or ``<source>.<table>``)."""
-    matches = [f for f in feeds if name in (f.name, f.id)]
-    if not matches:
-        raise FeedError(f"no feed {name!r} is declared (see `floe feeds`)")
-    return matches[0]

@@ -11,15 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from floe.feeds.declarations import Feed
-from floe.feeds.kinds import kind_module
+from floe.feeds.kinds import feed_kind, stream
 
 
 def raw_model_docs(feed: Feed, project_dir: Path) -> tuple[str, dict[str, str]]:
     """(model description, column -> description) of the raw model of ``feed``."""
-    kind = kind_module(feed.kind)
+    kind = feed_kind(feed.kind)
     columns: dict[str, str] = {}
     if feed.kind == "stream":
-        columns.update(kind.field_docs(feed, project_dir))
+        columns.update(stream.field_docs(feed, project_dir))
     columns.update({c.name: c.description for c in feed.columns if c.description})
     columns.update(kind.provenance_docs(feed))
     description = (

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
+from floe.decode.core import SourceFile, file_change
 from floe.feeds.declarations import FeedError
 
 if TYPE_CHECKING:
@@ -66,17 +67,16 @@ def landed_file(landing: Path, path: Path, **attrs: Any) -> LandedFile:
     return LandedFile(path, key_of(landing, path), stat.st_size, stat.st_mtime_ns, attrs)
 
 
-def list_files(folder: Path, pattern: str, root: Path | None = None) -> list[Path]:
+def list_files(folder: Path, pattern: str, root: Path) -> list[Path]:
     """Regular files under ``folder`` matching ``pattern``, sorted; hidden files skipped.
 
     Files being written by the generator (``.name.tmp``) and other dot files are
     not landed yet. A symbolic link (to a file, or on the way to it) that leads out of
-    ``root`` (default: the landing zone ``folder`` lies in, see :func:`landing_root`)
-    is not read: the landing zone is what upstream systems may write, nothing else.
+    ``root`` (the landing zone ``folder`` lies in) is not read: the landing zone is what upstream systems may write, nothing else.
     """
     if not folder.is_dir():
         return []
-    inside = (root or landing_root(folder)).resolve()
+    inside = root.resolve()
     found = []
     for p in folder.glob(pattern):
         if not p.is_file() or p.name.startswith((".", "_")):
@@ -87,14 +87,6 @@ def list_files(folder: Path, pattern: str, root: Path | None = None) -> list[Pat
             continue
         found.append(p)
     return sorted(found)
-
-
-def landing_root(folder: Path) -> Path:
-    """The landing zone ``folder`` belongs to (``Settings.landing``), else ``folder``."""
-    from floe.runtime.settings import Settings
-
-    landing = Settings.from_env().landing
-    return landing if folder.absolute().is_relative_to(landing) else folder
 
 
 def file_checksum(path: Path) -> str:
@@ -146,15 +138,12 @@ def settled(
 
 def changed_since(f: LandedFile) -> str | None:
     """Why ``f`` is not the file discovery saw (size, modification time, gone), or None."""
-    try:
-        stat = f.path.stat()
-    except FileNotFoundError:
-        return "removed since it was discovered"
-    if stat.st_size != f.size:
-        return f"size changed from {f.size} to {stat.st_size} bytes since it was discovered"
-    if stat.st_mtime_ns != f.mtime_ns:
-        return "modified since it was discovered"
-    return None
+    return file_change(f.path, f.size, f.mtime_ns, "since it was discovered")
+
+
+def decode_source(f: LandedFile) -> SourceFile:
+    """``f`` as the decode takes it (floe.decode knows no feeds)."""
+    return SourceFile(f.path, f.key, f.size, f.mtime_ns, dict(f.attrs))
 
 
 def spark_path(path: Path) -> str:

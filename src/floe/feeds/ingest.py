@@ -11,20 +11,18 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 from floe.feeds import files as landed_files
 from floe.feeds import ledger, memo
 from floe.feeds.declarations import Feed, FeedError
-from floe.feeds.kinds import kind_module
+from floe.feeds.files import LandedFile
+from floe.feeds.kinds import FeedKind, feed_kind
 from floe.feeds.kinds.base import Batch, IngestContext
+from floe.runtime.settings import Settings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-    from floe.feeds.files import LandedFile
-    from floe.runtime import Settings
 
 
 @dataclass
@@ -67,7 +65,7 @@ def ingest(
     ``only`` restricts the batch to these ledger keys (``floe stream`` passes the files
     of its micro-batch). Nothing new: the raw table's shape with no rows.
     """
-    kind = kind_module(feed.kind)
+    kind = feed_kind(feed.kind)
     ctx = context(settings, project_dir)
     landed = kind.discover(feed, settings.landing)
     seen = memo.listing(landed)
@@ -95,7 +93,7 @@ def ingest(
     return IngestResult(ledger.with_load_seq(batch.rows, ctx.load_seq), taken, dict(batch.counts))
 
 
-def _nothing(spark: SparkSession, kind: ModuleType, feed: Feed, ctx: IngestContext) -> DataFrame:
+def _nothing(spark: SparkSession, kind: FeedKind, feed: Feed, ctx: IngestContext) -> DataFrame:
     """The raw table's shape with no rows, as an empty local relation.
 
     ``limit(0)`` lets the optimizer replace the plan by an empty LocalRelation: whoever

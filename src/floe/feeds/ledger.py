@@ -41,11 +41,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from floe.feeds.declarations import Feed
+from floe.feeds.files import LandedFile, file_checksum
+from floe.runtime.session import create_table_if_missing
+from floe.runtime.statements import sql_retrying
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-    from floe.feeds.declarations import Feed
-    from floe.feeds.files import LandedFile
 
 log = logging.getLogger(__name__)
 
@@ -150,8 +152,6 @@ _ENSURED: set[str] = set()
 
 def ensure_tables(spark: SparkSession) -> None:
     # Raw models run in parallel (dbt threads): create_table_if_missing survives the race.
-    from floe.runtime.spark import create_table_if_missing
-
     catalog = spark.conf.get("spark.sql.defaultCatalog", "")
     uri = spark.conf.get(f"spark.sql.catalog.{catalog}.uri", "") if catalog else ""
     if uri and uri in _ENSURED:
@@ -212,8 +212,6 @@ def record(
 ) -> None:
     """Replace the quarantine and manifest rows of ``files`` (before the raw commit)."""
     from pyspark.sql import functions as F
-
-    from floe.runtime.spark import sql_retrying
 
     ensure_tables(spark)
     skipped = {k: c.skipped for k, c in counts.items() if c.skipped}
@@ -299,8 +297,6 @@ def report_changes(
     Returns ``(key, change)`` of the changes found (reported before or now).
     """
     from pyspark.sql import functions as F
-
-    from floe.feeds.files import file_checksum
 
     ensure_tables(spark)
     recorded = {

@@ -33,12 +33,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from floe.feeds.declarations import Feed
+from floe.feeds.files import LandedFile
+from floe.runtime.settings import Settings
+from floe.runtime.tables import current_state
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-    from floe.feeds.declarations import Feed
-    from floe.feeds.files import LandedFile
-    from floe.runtime import Settings
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +59,6 @@ def _path(settings: Settings, feed: Feed) -> Path:
 
 
 def _state(spark: SparkSession, feed: Feed) -> dict[str, object] | None:
-    from floe.runtime.tables import current_state
-
     state = current_state(spark, feed.raw_table)
     if state is None or state.snapshot_id is None:
         return None

@@ -1,8 +1,9 @@
 """Deterministic landing-zone generator (``floe generate``), driven by the feed declarations.
 
-Every declared feed (floe.feeds) gets demo files from its kind's ``generate``: the kind
-owns the layout, the content comes from ``meta.floe.demo`` (floe.generator.demo) or is
-drawn from the feed's columns / registry schema (floe.generator.synth). Output is
+Every declared feed (floe.feeds) gets demo files from its kind's demo writer
+(floe.generator.writers), laid out with the kind's own layout helpers; the content comes
+from ``meta.floe.demo`` (floe.generator.demo) or is drawn from the feed's columns /
+registry schema (floe.generator.synth). Output is
 deterministic in (seed, days, scale, start) and per feed, so adding a feed changes no
 other feed's files.
 """
@@ -10,18 +11,14 @@ other feed's files.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from floe.feeds import Feed, FeedError, load_feeds
 from floe.generator.base import GenerateOptions, LandingConflictError, WriteReport
-
-if TYPE_CHECKING:
-    from floe.feeds import Feed
+from floe.generator.writers import write_demo
 
 
 def select_feeds(feeds: Sequence[Feed], names: Sequence[str]) -> list[Feed]:
     """Feeds named by source (``streams``), feed (``ventilator``) or id (``streams.ventilator``)."""
-    from floe.feeds import FeedError
-
     if not names:
         return list(feeds)
     chosen = [f for f in feeds if {f.source, f.name, f.id} & set(names)]
@@ -38,15 +35,12 @@ def select_feeds(feeds: Sequence[Feed], names: Sequence[str]) -> list[Feed]:
 def generate(
     opts: GenerateOptions, names: Sequence[str] = (), feeds: Sequence[Feed] | None = None
 ) -> WriteReport:
-    """Write the demo files of the named feeds (all declared feeds when ``names`` is empty)."""
-    from floe.feeds import load_feeds
-    from floe.feeds.kinds import kind_module
-    from floe.runtime import Settings
-
-    declared = load_feeds(Settings.from_env().dbt_project_dir()) if feeds is None else list(feeds)
+    """Write the demo files of the named feeds (all declared feeds of the options' project
+    when ``names`` is empty)."""
+    declared = load_feeds(opts.project()) if feeds is None else list(feeds)
     report = WriteReport([], [])
     for feed in select_feeds(declared, names):
-        kind_module(feed.kind).generate(feed, opts, report)
+        write_demo(feed, opts, report)
     return report
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
+from floe.runtime.settings import Settings, find_dbt_project
+
 
 class LandingConflictError(RuntimeError):
     """A landed file exists with other content; landed files are never modified."""
@@ -16,12 +18,31 @@ class LandingConflictError(RuntimeError):
 
 @dataclass(frozen=True)
 class GenerateOptions:
+    """What to generate, and where: the landing root, and the dbt project whose feeds and
+    ``schemas/`` are drawn from (default: the one found above the working directory)."""
+
     landing: Path
     days: int = 3
     scale: int = 1000
     seed: int = 42
     start: date = date(2022, 7, 1)
     bad_share: float = 0.01
+    project_dir: Path | None = None
+    # Engine state whose local registry the stream writer syncs (None: a scratch folder).
+    state_dir: Path | None = None
+
+    @classmethod
+    def for_settings(cls, settings: Settings, **options: object) -> GenerateOptions:
+        """Options on the lakehouse of ``settings`` (landing, project, state)."""
+        return cls(
+            landing=settings.landing,
+            project_dir=settings.dbt_project_dir(),
+            state_dir=settings.state_dir,
+            **options,  # type: ignore[arg-type]
+        )
+
+    def project(self) -> Path:
+        return self.project_dir or find_dbt_project()
 
     def rng(self, domain: str) -> random.Random:
         """A random stream per domain, so adding a domain changes no other's output."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
+from pathlib import Path
 
 import click
 
+from floe.feeds import FeedError
 from floe.generator import GenerateOptions, LandingConflictError
 from floe.generator import generate as run
 from floe.runtime import Settings
@@ -36,19 +39,18 @@ def generate(
     landing: str | None,
 ) -> None:
     """Write deterministic landing files for DAYS load dates at SCALE."""
-    from pathlib import Path
-
-    root = Path(landing) if landing else Settings.from_env().landing
-    opts = GenerateOptions(
-        landing=root,
+    settings = Settings.from_env()
+    opts = GenerateOptions.for_settings(
+        settings,
         days=days,
         scale=scale,
         seed=seed,
         start=date.fromisoformat(start),
         bad_share=bad_share,
     )
-    from floe.feeds import FeedError
-
+    if landing:
+        opts = replace(opts, landing=Path(landing))
+    root = opts.landing
     try:
         report = run(opts, list(only))
     except (LandingConflictError, FeedError) as exc:

@@ -8,6 +8,7 @@ for the seed's feeds lives in :mod:`floe.generator.demo`.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Callable, Iterator
@@ -15,6 +16,11 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
+
+from floe.feeds.kinds.csv_loads import Load, cell, op_column
+from floe.feeds.kinds.dms import op_column as dms_op_column
+from floe.feeds.kinds.dms import timestamp_column
+from floe.feeds.kinds.stream import latest_schema
 
 if TYPE_CHECKING:
     from floe.feeds.declarations import Feed
@@ -148,15 +154,11 @@ class _Table:
 
 
 def _text(value: Any) -> str:
-    from floe.feeds.kinds.csv_loads import cell
-
     return cell(value)
 
 
 def csv_loads_demo(feed: Feed, opts: GenerateOptions) -> list[Any]:
     """Day 0 a full extract; later days change loads flagged I/U/D."""
-    from floe.feeds.kinds.csv_loads import Load, op_column
-
     table = _Table(feed, opts, "csv_loads")
     status = op_column(feed)
     loads = []
@@ -188,10 +190,8 @@ class _DmsSynth:
         self.feed, self.opts = feed, opts
 
     def days(self) -> Iterator[DmsDay]:
-        from floe.feeds.kinds.dms import op_column, timestamp_column
-
         table = _Table(self.feed, self.opts, "dms")
-        op, ts = op_column(self.feed), timestamp_column(self.feed)
+        op, ts = dms_op_column(self.feed), timestamp_column(self.feed)
         for index, day in enumerate(self.opts.load_dates()):
             at = datetime.combine(day, time(1, 0))
             if index == 0:
@@ -266,12 +266,7 @@ class StreamDemo:
 
 def stream_demo(feed: Feed, opts: GenerateOptions) -> StreamDemo:
     """Records drawn from the latest version of the feed's registry schema."""
-    import json
-
-    from floe.feeds.kinds.stream import latest_schema
-    from floe.runtime import Settings
-
-    data_format, text = latest_schema(feed, Settings.from_env().dbt_project_dir())
+    data_format, text = latest_schema(feed, opts.project())
     schema = json.loads(text)
     if data_format == "AVRO":
         return StreamDemo(lambda: lambda rng, i, ts, v: avro_value(rng, schema, {}, i))

@@ -222,7 +222,7 @@ def _git(project_dir: Path, *args: str) -> str:
 
 def compile_ref(project_dir: Path, ref: str) -> dict[str, Any]:
     """``dbt compile`` of the project as of git ``ref`` (a scratch worktree); its manifest."""
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
 
     if ref.startswith("-"):
         raise DiffError(f"{ref!r} is not a git ref")

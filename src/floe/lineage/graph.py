@@ -363,7 +363,8 @@ class _Builder:
 
     # -------------------------------------------------------------- sources
     def add_source(self, uid: str, source: Mapping[str, Any]) -> None:
-        from floe.feeds.declarations import FeedError, feed_from_node
+        from floe.feeds.declarations import FeedError
+        from floe.feeds.sources import feed_from_node
 
         name = f"{source['source_name']}.{source['name']}"
         relation = _relation_key(source.get("relation_name"))
@@ -402,9 +403,9 @@ class _Builder:
         return columns
 
     def provenance(self, feed: Any) -> list[str]:
-        from floe.feeds.kinds import kind_module
+        from floe.feeds.kinds import feed_kind
 
-        return [c.lower() for c in kind_module(feed.kind).provenance_docs(feed)]
+        return [c.lower() for c in feed_kind(feed.kind).provenance_docs(feed)]
 
     # -------------------------------------------------------------- nodes
     def add_node(self, uid: str, node: Mapping[str, Any]) -> None:

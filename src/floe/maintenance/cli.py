@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from floe.runtime.spark import SCHEMAS
+from floe.runtime.session import SCHEMAS
 
 if TYPE_CHECKING:
     from floe.maintenance.core import PeerReferences

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from floe.runtime.spark import SCHEMAS
+from floe.runtime.session import SCHEMAS
 
 if TYPE_CHECKING:
     from pyspark.sql import Row, SparkSession

@@ -54,12 +54,12 @@ class MaskedReader:
     secrets: Secrets
 
     @classmethod
-    def open(cls, settings: Settings | None = None, manifest: Path | None = None) -> MaskedReader:
+    def open(cls, settings: Settings, manifest: Path | None = None) -> MaskedReader:
         from floe.privacy.secrets import load_secrets
         from floe.privacy.tags import load_tags
-        from floe.runtime import Settings, open_catalog
+        from floe.runtime import open_catalog
 
-        s = settings or Settings.from_env()
+        s = settings
         return cls(open_catalog(s), load_tags(s, manifest), load_secrets(s))
 
     def masked_columns(self, table: str, names: list[str]) -> dict[str, Masking]:

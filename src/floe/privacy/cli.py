@@ -217,8 +217,8 @@ def scan(static_only: bool, sample: int, fail_on: str, manifest: Path | None) ->
 
 def _feed_columns(manifest: dict[str, Any], settings: Any) -> dict[str, list[str]]:
     """raw.<feed> -> every column its raw model has (declared, registry fields, provenance)."""
-    from floe.feeds.declarations import feed_from_node
     from floe.feeds.docs import raw_model_docs
+    from floe.feeds.sources import feed_from_node
 
     out: dict[str, list[str]] = {}
     for node in manifest.get("sources", {}).values():
@@ -249,9 +249,10 @@ def keygen() -> None:
 def read_table(table: str, limit: int, manifest: Path | None) -> None:
     """Print TABLE (schema.name) as an analyst sees it: sensitive and private columns masked."""
     from floe.privacy.access import MaskedReader
+    from floe.runtime import Settings
 
     try:
-        arrow = MaskedReader.open(manifest=manifest).read(table, limit=limit)
+        arrow = MaskedReader.open(Settings.from_env(), manifest=manifest).read(table, limit=limit)
     except _errors() as exc:
         raise _fail(exc) from exc
     for row in arrow.to_pylist():

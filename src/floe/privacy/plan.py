@@ -236,7 +236,7 @@ def build_plan(
     """The plan for ``subject`` (``sets``: rectification's column -> new value)."""
     from floe.maintenance.core import tables_in
     from floe.privacy.log import LOG_TABLE
-    from floe.runtime.spark import SCHEMAS
+    from floe.runtime.session import SCHEMAS
 
     say = progress or (lambda _m: None)
     keys = tags.subject_keys()
@@ -462,7 +462,7 @@ def _plan_landing(
     scanned (``scan``), else only the files the raw rows and quarantine name."""
     from pyspark.sql import functions as F
 
-    from floe.feeds.kinds import kind_module
+    from floe.feeds.kinds import feed_kind
     from floe.privacy.landing import LandedHit, scan_file, sha256_of
     from floe.privacy.matcher import RecordMatcher
 
@@ -498,7 +498,7 @@ def _plan_landing(
         if feed.kind == "stream":
             fmt, paths, definitions = matcher_spec(feed, columns, settings)
             matcher = RecordMatcher(fmt, paths, subject.value, definitions)
-        files = kind_module(feed.kind).discover(feed, settings.landing)
+        files = feed_kind(feed.kind).discover(feed, settings.landing)
         if not scan:
             files = [f for f in files if (feed.name, f.key) in known]
         say(f"plan: scanning {len(files)} landed file(s) of {feed.id}")

@@ -156,7 +156,7 @@ class PrivacyTags:
         cls, nodes: Mapping[str, Mapping[str, Any]], sources: Mapping[str, Mapping[str, Any]]
     ) -> PrivacyTags:
         """Tags from dbt's node and source dictionaries (manifest or Jinja ``graph``)."""
-        from floe.feeds.declarations import feed_from_node
+        from floe.feeds.sources import feed_from_node
 
         tags = cls()
         problems: list[str] = []

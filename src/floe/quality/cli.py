@@ -37,9 +37,9 @@ def dq() -> None:
 def suggest(model: str, low_cardinality: int) -> None:
     """Profile MODEL (a model name or schema.table) and print checks YAML to paste."""
     from floe.quality.suggest import suggest_checks, suggestion_yaml
-    from floe.runtime import get_spark
+    from floe.runtime import Settings, get_spark
 
-    spark = get_spark()
+    spark = get_spark(Settings.from_env())
     table = _resolve_table(spark, model)
     checks, prof = suggest_checks(spark.table(table), low_cardinality=low_cardinality)
     click.echo(suggestion_yaml(table, checks, prof), nl=False)
@@ -71,9 +71,9 @@ def compare(
     when any column does not match.
     """
     from floe.quality.migration import SourceNotFoundError, load, summary, validate_migration
-    from floe.runtime import get_spark
+    from floe.runtime import Settings, get_spark
 
-    spark = get_spark()
+    spark = get_spark(Settings.from_env())
     try:
         src = load(spark, source, source_format or (fmt if Path(source).exists() else None))
         tgt = load(spark, target, fmt)
@@ -115,9 +115,9 @@ def compare(
 def run(model: str, checks_file: Path, no_store: bool) -> None:
     """Run checks on MODEL now; exit 1 if an error-severity check fails."""
     from floe.quality.verification import verify
-    from floe.runtime import get_spark
+    from floe.runtime import Settings, get_spark
 
-    spark = get_spark()
+    spark = get_spark(Settings.from_env())
     table = _resolve_table(spark, model)
     checks = _checks_from_yaml(yaml.safe_load(checks_file.read_text()))
     result = verify(spark, table, checks, store=not no_store)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from floe.quality.analyzers import Analyzer, Metric
 from floe.quality.checks import CheckResult
-from floe.runtime.spark import create_table_if_missing
+from floe.runtime.session import create_table_if_missing
 from floe.runtime.tables import read_fingerprint
 
 if TYPE_CHECKING:

@@ -100,9 +100,9 @@ def sqlalchemy_uri(settings: Settings) -> str:
     return CatalogDatabase.of(settings).url().render_as_string(hide_password=False)
 
 
-def open_catalog(settings: Settings | None = None) -> SqlCatalog:
+def open_catalog(settings: Settings) -> SqlCatalog:
     """pyiceberg SqlCatalog on floe's catalog database and warehouse."""
-    s = settings or Settings.from_env()
+    s = settings
     return open_catalog_at(CatalogDatabase.of(s), s.warehouse, s.catalog_name)
 
 

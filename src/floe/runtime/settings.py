@@ -326,13 +326,7 @@ class Settings:
         """
         if self.project_dir is not None:
             return self.project_dir
-        for start in (Path.cwd(), Path(__file__).resolve().parent):
-            found = _find_project(start)
-            if found is not None:
-                return found
-        raise FileNotFoundError(
-            "no dbt_project.yml found above the working directory; set FLOE_PROJECT_DIR"
-        )
+        return find_dbt_project()
 
     @property
     def schemas_dir(self) -> Path:
@@ -361,3 +355,15 @@ class Settings:
         if self.event_log_dir and urlparse(self.event_log_dir).scheme == "file":
             # Spark refuses to start when its event log directory is missing.
             Path(urlparse(self.event_log_dir).path).mkdir(parents=True, exist_ok=True)
+
+
+def find_dbt_project() -> Path:
+    """The nearest ``dbt_project.yml`` above the working directory, else above floe's own
+    source (an editable install); FileNotFoundError says how to name one."""
+    for start in (Path.cwd(), Path(__file__).resolve().parent):
+        found = _find_project(start)
+        if found is not None:
+            return found
+    raise FileNotFoundError(
+        "no dbt_project.yml found above the working directory; set FLOE_PROJECT_DIR"
+    )

@@ -33,6 +33,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from floe.runtime.catalog import open_catalog
+from floe.runtime.session import SCHEMAS
 from floe.runtime.settings import Settings
 
 if TYPE_CHECKING:
@@ -166,8 +168,6 @@ def lakehouse_fingerprints(
     The lakehouse's own home path in string cells reads ``$FLOE_HOME`` (see
     :func:`arrow_fingerprint`).
     """
-    from floe.runtime.catalog import open_catalog
-    from floe.runtime.spark import SCHEMAS
 
     catalog = open_catalog(settings)
     try:
@@ -187,8 +187,6 @@ def spark_fingerprints(
     """``schema.table`` -> fingerprint for every table of ``schemas`` (default: floe's)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import MapType
-
-    from floe.runtime.spark import SCHEMAS
 
     out: dict[str, TableFingerprint] = {}
     for schema in schemas or SCHEMAS:

@@ -66,9 +66,7 @@ class StreamJob:
     _stopping: bool = False
 
     def __post_init__(self) -> None:
-        from floe.runtime import Settings
-
-        self.project_dir = self.project_dir or Settings.from_env().dbt_project_dir()
+        self.project_dir = self.project_dir or self.settings.dbt_project_dir()
         feeds = load_feeds(self.project_dir)
         self.streams = [f for f in feeds if f.kind == "stream"]
         self.references = [f for f in feeds if f.kind == "reference"]

@@ -33,12 +33,13 @@ _snapshot = current_snapshot
 def bad_classes() -> dict[str, tuple[str, ...]]:
     """Failure classes the demo data of each stream feed carries."""
     from floe.feeds.kinds import stream
-    from floe.feeds.kinds.base import demo_maker
+    from floe.generator.writers import bad_classes as demo_bad_classes
+    from floe.generator.writers import demo_maker
 
     out = {}
     for f in feeds_of("stream"):
         data_format, _ = stream.latest_schema(f, ROOT)
-        out[f.name] = stream.bad_classes(data_format, demo_maker(f)(f, None))
+        out[f.name] = demo_bad_classes(data_format, demo_maker(f)(f, None))
     return out
 
 

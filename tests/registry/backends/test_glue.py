@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 import urllib.request
 
 import pytest
 
 from floe.registry.backends import GlueRegistry, UnknownSchemaError, open_registry
+from floe.runtime.settings import Settings
 from tests.registry.backends.versions import V1, V2, sdef
 
 
@@ -24,11 +26,8 @@ def test_glue_lookups_are_cached(moto_reset: str) -> None:
         GlueRegistry(endpoint_url=moto_reset).get_by_uuid(u1)
 
 
-def test_glue_schema_carries_the_declared_mode(
-    moto_reset: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("FLOE_GLUE_ENDPOINT", moto_reset)
-    reg = open_registry("glue")
+def test_glue_schema_carries_the_declared_mode(moto_reset: str) -> None:
+    reg = open_registry("glue", Settings.from_env({**os.environ, "FLOE_GLUE_ENDPOINT": moto_reset}))
     assert isinstance(reg, GlueRegistry) and reg.endpoint_url == moto_reset
     reg.register_version(sdef(V1, mode="FULL"))
     info = reg.client.get_schema(SchemaId={"RegistryName": "floe", "SchemaName": "rides"})

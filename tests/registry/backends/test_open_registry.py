@@ -10,15 +10,13 @@ from floe.registry.backends import BACKENDS, FileRegistry, GlueRegistry, open_re
 from floe.runtime.settings import Settings
 
 
-def test_file_registry_default_path_follows_floe_home(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("FLOE_HOME", str(tmp_path))
-    reg = open_registry("local")
+def test_file_registry_default_path_follows_floe_home(tmp_path: Path) -> None:
+    settings = Settings.from_env({"FLOE_HOME": str(tmp_path)})
+    reg = open_registry("local", settings)
     assert isinstance(reg, FileRegistry)
     assert reg.path == tmp_path / "state" / "registry" / "registry.json"
     with pytest.raises(ValueError, match="backend"):
-        open_registry("consul")
+        open_registry("consul", settings)
 
 
 def test_backends_are_built_from_explicit_settings(tmp_path: Path) -> None:

@@ -1,27 +1,72 @@
-"""One module per feed kind; each owns its kind's landing layout (docs/feeds.md).
+"""Feed kinds: a typed plug-in per landing layout, and the registry naming them (docs/feeds.md).
 
-A kind module provides:
-
-* ``OPTIONS`` — the ``meta.floe`` options it understands beyond the common ones;
-* ``validate(feed)`` — raises :class:`~floe.feeds.FeedError` on a bad declaration;
-* ``discover(feed, landing)`` — the feed's landed files (:class:`~floe.feeds.LandedFile`,
-  ledger key and per-file attributes), in the order they must be applied;
-* ``read(spark, feed, files, ctx)`` — a :class:`~floe.feeds.kinds.base.Batch` of raw
-  rows, per-file counts and quarantined records;
-* ``empty(spark, feed, ctx)`` — the raw table's shape with no rows;
-* ``generate(feed, opts, report)`` — deterministic demo files in the kind's layout.
+A kind is a module that satisfies :class:`FeedKind` (mypy checks every entry of
+:data:`KINDS`). Adding a kind is one module and one line in :data:`KINDS`, as pyiceberg
+maps catalog types to implementations: no name is turned into an import at run time.
+Demo data of a kind is the generator's business (:mod:`floe.generator.writers`), and
+its registry lookups are the registry's (:mod:`floe.registry.local`).
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from floe.feeds.declarations import Feed, FeedError
+from floe.feeds.files import LandedFile
+from floe.feeds.kinds import csv_loads, dms, flagged_csv, reference, stream
+from floe.feeds.kinds.base import Batch, IngestContext
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 
-def kind_module(kind: str) -> ModuleType:
-    """The module implementing feed kind ``kind`` (one of floe.feeds.declarations.KINDS)."""
-    from floe.feeds.declarations import KINDS, FeedError
+class FeedKind(Protocol):
+    """What the generic ingest path (:func:`floe.feeds.ingest.ingest`) needs of a kind."""
 
-    if kind not in KINDS:
-        raise FeedError(f"unknown feed kind {kind!r}; known: {', '.join(KINDS)}")
-    return importlib.import_module(f"floe.feeds.kinds.{kind}")
+    # The ``meta.floe`` options the kind understands beyond the common ones.
+    OPTIONS: frozenset[str]
+
+    def validate(self, feed: Feed) -> None:
+        """Raise :class:`~floe.feeds.FeedError` on a bad declaration of this kind."""
+        ...
+
+    def discover(self, feed: Feed, landing: Path) -> list[LandedFile]:
+        """The feed's landed files (ledger key, per-file attributes), in apply order."""
+        ...
+
+    def read(
+        self, spark: SparkSession, feed: Feed, files: Sequence[LandedFile], ctx: IngestContext
+    ) -> Batch:
+        """Raw rows, per-file counts and quarantined records of ``files``."""
+        ...
+
+    def empty(self, spark: SparkSession, feed: Feed, ctx: IngestContext) -> DataFrame:
+        """The raw table's shape with no rows."""
+        ...
+
+    def provenance_docs(self, feed: Feed) -> dict[str, str]:
+        """Descriptions of the columns the kind adds to the raw table."""
+        ...
+
+
+# Kind name (``meta.floe.kind``) -> implementation. One line per kind.
+KINDS: dict[str, FeedKind] = {
+    "csv_loads": csv_loads,
+    "dms": dms,
+    "flagged_csv": flagged_csv,
+    "reference": reference,
+    "stream": stream,
+}
+
+
+def feed_kind(kind: str, kinds: Mapping[str, FeedKind] = KINDS) -> FeedKind:
+    """The implementation of feed kind ``kind``; FeedError names the known kinds."""
+    try:
+        return kinds[kind]
+    except KeyError:
+        raise FeedError(f"unknown feed kind {kind!r}; known: {', '.join(kinds)}") from None
+
+
+__all__ = ["KINDS", "Batch", "FeedKind", "IngestContext", "feed_kind"]

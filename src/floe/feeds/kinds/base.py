@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,24 +59,6 @@ def spark_schema(columns: list[tuple[str, str]]) -> Any:
         except Exception as exc:  # pyspark raises several types for a bad type string
             raise FeedError(f"column {name}: {typ!r} is not a Spark SQL type ({exc})") from exc
     return struct
-
-
-def demo_maker(feed: Feed, kind_default: Callable[..., Any] | None = None) -> Any:
-    """The demo content named by ``meta.floe.demo`` (``module.attribute`` under
-    ``floe.generator.demo``), or ``kind_default`` (schema-driven content) when unset."""
-    name = feed.option("demo")
-    if name is None:
-        if kind_default is None:
-            raise FeedError(f"feed {feed.id}: no demo content for kind {feed.kind}")
-        return kind_default
-    if not isinstance(name, str) or not _DEMO_NAME.match(name):
-        raise FeedError(f"feed {feed.id}: demo {name!r} must look like 'module.attribute'")
-    module_name, attribute = name.split(".")
-    try:
-        module = importlib.import_module(f"floe.generator.demo.{module_name}")
-        return getattr(module, attribute)
-    except (ImportError, AttributeError) as exc:
-        raise FeedError(f"feed {feed.id}: demo {name!r} is not in floe.generator.demo") from exc
 
 
 def require_columns(feed: Feed) -> list[tuple[str, str]]:

@@ -13,8 +13,6 @@ manifest, header, value or flag fails the read naming the file (nothing is skipp
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections import defaultdict
 from collections.abc import Sequence
@@ -32,13 +30,12 @@ from floe.feeds.files import (
     spark_path,
     with_file_columns,
 )
-from floe.feeds.kinds.base import Batch, IngestContext, demo_maker, require_columns, spark_schema
+from floe.feeds.kinds.base import Batch, IngestContext, require_columns, spark_schema
 from floe.feeds.ledger import FileCounts
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from floe.generator.base import GenerateOptions, WriteReport
 
 OPTIONS = frozenset({"timestamp_format"})
 LOAD_KINDS = ("full", "changes")
@@ -99,7 +96,7 @@ def discover(feed: Feed, landing: Path) -> list[LandedFile]:
                 f"{folder}: '{raw_date}' is not a date (want load_date=YYYY-MM-DD)"
             ) from exc
         kind = _read_manifest(folder)
-        csvs = list_files(folder, "*.csv")
+        csvs = list_files(folder, "*.csv", root=landing)
         if kind == "full" and not csvs:
             raise FeedError(
                 f"{folder}: the manifest declares a full load but no *.csv file is there; "
@@ -220,9 +217,6 @@ def _validate(df: DataFrame, data_columns: list[str], status: str) -> dict[str, 
     return counts
 
 
-# --------------------------------------------------------------------------- demo data
-
-
 @dataclass(frozen=True)
 class Load:
     """One demo load of a csv_loads feed: its date, kind and rows (column -> CSV text)."""
@@ -230,30 +224,6 @@ class Load:
     load_date: date
     kind: str
     rows: list[dict[str, str]]
-
-
-def csv_bytes(header: Sequence[str] | None, rows: Sequence[Sequence[str]]) -> bytes:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    if header:
-        writer.writerow(header)
-    writer.writerows(rows)
-    return buf.getvalue().encode()
-
-
-def generate(feed: Feed, opts: GenerateOptions, report: WriteReport) -> None:
-    """Write the feed's demo loads: each load's CSV, then its manifest (a complete load)."""
-    from floe.generator.base import manifest_bytes, write_landed
-    from floe.generator.synth import csv_loads_demo
-
-    maker = demo_maker(feed, csv_loads_demo)
-    for load in maker(feed, opts):
-        header = header_for(feed, load.kind)
-        rows = [[row.get(name, "") for name in header] for row in load.rows]
-        folder = opts.landing / feed.landing / f"load_date={load.load_date.isoformat()}"
-        write_landed(folder / "part-00000.csv", csv_bytes(header, rows), report)
-        # The manifest last: it declares a complete load.
-        write_landed(folder / MANIFEST, manifest_bytes(load.kind), report)
 
 
 def header_for(feed: Feed, kind: str) -> list[str]:

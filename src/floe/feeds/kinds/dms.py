@@ -15,7 +15,6 @@ capture date of the row) and ``_ingested_at`` (one value per raw batch).
 
 from __future__ import annotations
 
-import io
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -32,13 +31,12 @@ from floe.feeds.files import (
     spark_path,
     with_file_columns,
 )
-from floe.feeds.kinds.base import Batch, IngestContext, demo_maker, spark_schema
+from floe.feeds.kinds.base import Batch, IngestContext, spark_schema
 from floe.feeds.ledger import FileCounts
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from floe.generator.base import GenerateOptions, WriteReport
 
 OPTIONS = frozenset({"timestamp_column"})
 DEFAULT_OP_COLUMN = "Op"
@@ -65,7 +63,7 @@ def validate(feed: Feed) -> None:
 def discover(feed: Feed, landing: Path) -> list[LandedFile]:
     """Full-load files first, then CDC files in name (capture time) order."""
     loads, changes = [], []
-    for path in list_files(landing / feed.landing, "*.parquet"):
+    for path in list_files(landing / feed.landing, "*.parquet", root=landing):
         if LOAD_FILE.match(path.name):
             loads.append(landed_file(landing, path, _load_kind="full", _file_load_date=None))
         elif match := CDC_FILE.match(path.name):
@@ -163,41 +161,6 @@ def _validate(df: DataFrame, op: str, ts: str) -> dict[str, FileCounts]:
     counts = {r["_source_file"]: FileCounts(r["rows"], r["rows"]) for r in stats}
     check_counts(counts, "dms read")
     return counts
-
-
-# --------------------------------------------------------------------------- demo data
-
-
-def parquet_bytes(columns: Sequence[tuple[str, str]], rows: list[dict]) -> bytes:
-    """A Parquet file of ``rows`` with ``columns`` (name, Spark SQL type)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from floe.generator.synth import arrow_type
-
-    schema = pa.schema([pa.field(name, arrow_type(typ)) for name, typ in columns])
-    table = pa.Table.from_pylist(rows, schema=schema)
-    buf = io.BytesIO()
-    pq.write_table(table, buf, compression="snappy")
-    return buf.getvalue()
-
-
-def generate(feed: Feed, opts: GenerateOptions, report: WriteReport) -> None:
-    """Day 0: one full-load file; each later day: one CDC file (op column first)."""
-    from floe.generator.base import write_landed
-    from floe.generator.synth import dms_demo
-
-    maker = demo_maker(feed, dms_demo)
-    folder = opts.landing / feed.landing
-    op, ts = op_column(feed), timestamp_column(feed)
-    for day in maker(feed, opts).days():
-        if day.full:
-            cols = [*day.columns, (ts, "timestamp_ntz")]
-            name = "LOAD00000001.parquet"
-        else:
-            cols = [(op, "string"), *day.columns, (ts, "timestamp_ntz")]
-            name = f"{day.load_date:%Y%m%d}-{day.captured:%H%M%S}000.parquet"
-        write_landed(folder / name, parquet_bytes(cols, day.rows), report)
 
 
 PROVENANCE = {

@@ -24,13 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from floe.feeds.declarations import Feed, FeedError
 from floe.feeds.files import LandedFile, landed_file, list_files
-from floe.feeds.kinds.base import Batch, IngestContext, demo_maker, require_columns, spark_schema
+from floe.feeds.kinds.base import Batch, IngestContext, require_columns, spark_schema
 from floe.feeds.ledger import FileCounts
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from floe.generator.base import GenerateOptions, WriteReport
 
 OPTIONS: frozenset[str] = frozenset()
 DEFAULT_OP_COLUMN = "op"
@@ -74,7 +73,7 @@ def discover(feed: Feed, landing: Path) -> list[LandedFile]:
     """Full loads first, then CDC files, each in name (date) order."""
     found = []
     for folder, kind in SUBFOLDERS:
-        for path in list_files(landing / feed.landing / folder, "*.csv"):
+        for path in list_files(landing / feed.landing / folder, "*.csv", root=landing):
             match = DATE_IN_NAME.search(path.name)
             try:
                 day = date(int(match[1][:4]), int(match[1][4:6]), int(match[1][6:]))  # type: ignore[index]
@@ -150,27 +149,6 @@ def read(spark: SparkSession, feed: Feed, files: Sequence[LandedFile], ctx: Inge
     return Batch(
         rows=df.withColumn("_ingested_at", F.lit(ctx.ingested_at).cast("timestamp")), counts=counts
     )
-
-
-# --------------------------------------------------------------------------- demo data
-
-
-def generate(feed: Feed, opts: GenerateOptions, report: WriteReport) -> None:
-    """Day 0: ``full/full-load-<yyyymmdd>.csv``; later days: ``cdc/cdc-load-<yyyymmdd>.csv``."""
-    from floe.feeds.kinds.csv_loads import csv_bytes
-    from floe.generator.base import write_landed
-    from floe.generator.synth import flagged_csv_demo
-
-    maker = demo_maker(feed, flagged_csv_demo)
-    header = [name for name, _ in require_columns(feed)]
-    root = opts.landing / feed.landing
-    for load_date, full, rows in maker(feed, opts).days():
-        if full:
-            path = root / "full" / f"full-load-{load_date:%Y%m%d}.csv"
-            write_landed(path, csv_bytes(header, rows), report)
-        else:
-            path = root / "cdc" / f"cdc-load-{load_date:%Y%m%d}.csv"
-            write_landed(path, csv_bytes(None, rows), report)
 
 
 PROVENANCE = {

@@ -28,13 +28,12 @@ from floe.feeds.files import (
     spark_path,
     with_file_columns,
 )
-from floe.feeds.kinds.base import Batch, IngestContext, demo_maker, require_columns, spark_schema
+from floe.feeds.kinds.base import Batch, IngestContext, require_columns, spark_schema
 from floe.feeds.ledger import FileCounts
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from floe.generator.base import GenerateOptions, WriteReport
 
 OPTIONS = frozenset({"change_flag", "load_date_column"})
 DEFAULT_FLAG = "_CHANGED"
@@ -56,7 +55,7 @@ def validate(feed: Feed) -> None:
 
 def discover(feed: Feed, landing: Path) -> list[LandedFile]:
     files = []
-    for path in list_files(landing / feed.landing, "*.csv"):
+    for path in list_files(landing / feed.landing, "*.csv", root=landing):
         match = DATE_IN_NAME.search(path.name)
         day = date.fromisoformat(match[1]) if match else None
         files.append(landed_file(landing, path, _file_load_date=day))
@@ -113,28 +112,6 @@ def read(spark: SparkSession, feed: Feed, files: Sequence[LandedFile], ctx: Inge
     counts = {r["_source_file"]: FileCounts(r["n"], r["n"]) for r in stats}
     check_counts(counts, f"feed {feed.id}")
     return Batch(rows=rows, counts=counts)
-
-
-# --------------------------------------------------------------------------- demo data
-
-
-def generate(feed: Feed, opts: GenerateOptions, report: WriteReport) -> None:
-    """One extract per change day, then the change flag when anything new landed."""
-    from floe.feeds.kinds.csv_loads import csv_bytes
-    from floe.generator.base import write_landed
-    from floe.generator.synth import reference_demo
-
-    maker = demo_maker(feed, reference_demo)
-    header = [name for name, _ in require_columns(feed)]
-    folder = opts.landing / feed.landing
-    before = len(report.written)
-    for load_date, rows in maker(feed, opts):
-        path = folder / f"{feed.name}_{load_date.isoformat()}.csv"
-        write_landed(path, csv_bytes(header, rows), report)
-    if len(report.written) > before:
-        flag = change_flag(feed, opts.landing)
-        flag.write_bytes(b"")
-        report.written.append(flag)
 
 
 PROVENANCE = {

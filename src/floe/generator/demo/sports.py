@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import TYPE_CHECKING
 
+from floe.feeds.declarations import FeedError
+from floe.feeds.kinds.dms import op_column, timestamp_column
 from floe.generator.synth import DmsDay
 
 if TYPE_CHECKING:
@@ -146,8 +148,6 @@ class _Replica:
         self.state: dict[tuple, dict] = {}
 
     def days(self) -> Iterator[DmsDay]:
-        from floe.feeds.kinds.dms import op_column, timestamp_column
-
         spec, feed = self.table, self.feed
         op, ts = op_column(feed), timestamp_column(feed)
         rng = self.opts.rng(f"dms:{feed.name}")
@@ -170,10 +170,15 @@ class _Replica:
 
 
 def expected_state(feed: Feed, opts: GenerateOptions) -> dict[tuple, dict]:
-    """The rows the replicated table must hold after all days: the generator's truth."""
-    from floe.feeds.kinds.base import demo_maker
+    """The rows the replicated table must hold after all days: the generator's truth.
 
-    replica = demo_maker(feed)(feed, opts)
+    ``feed`` names its content here (``meta.floe.demo: sports.<attribute>``).
+    """
+    module, _, attribute = str(feed.option("demo") or "").partition(".")
+    maker = globals().get(attribute) if module == "sports" else None
+    if maker is None:
+        raise FeedError(f"feed {feed.id}: its demo content is not in floe.generator.demo.sports")
+    replica = maker(feed, opts)
     for _ in replica.days():
         pass
     return replica.state

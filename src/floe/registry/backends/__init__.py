@@ -38,18 +38,13 @@ BACKENDS: dict[str, type[Registry]] = {
 _ALIASES = {"file": "local"}
 
 
-def open_registry(backend: str = "local", settings: Settings | None = None) -> Registry:
-    """The registry backend named ``backend``, configured from ``settings``.
-
-    ``settings`` defaults to :meth:`Settings.from_env` (the caller's environment).
-    """
-    from floe.runtime.settings import Settings
-
+def open_registry(backend: str, settings: Settings) -> Registry:
+    """The registry backend named ``backend``, configured from ``settings``."""
     impl = BACKENDS.get(_ALIASES.get(backend, backend))
     if impl is None:
         names = ", ".join(repr(n) for n in BACKENDS)
         raise ValueError(f"unknown registry backend {backend!r}: use one of {names}")
-    return impl.from_settings(settings or Settings.from_env())
+    return impl.from_settings(settings)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
     Landed feeds (docs/feeds.md): a dbt source whose config.meta.floe declares a
     feed is read by a raw Python model with `return dbt.source("<source>", "<feed>")`.
     floe's Python materialization hands the model a loader that ingests the feed's
-    new landed files for such a source (floe.feeds.dbt.feed_loader).
+    new landed files for such a source (floe.feeds.raw_models.feed_loader).
 #}
 
 {#- {relation name as the compiled Python model knows it: source node} for the model's

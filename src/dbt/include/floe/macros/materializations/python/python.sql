@@ -16,10 +16,10 @@
 {{ compiled_code }}
 # --- floe: in-process materialization (generated) --- #
 import json as _floe_json
-from floe.feeds.dbt import feed_loader as _floe_feed_loader
+from floe.feeds.raw_models import feed_loader as _floe_feed_loader
 # JSON text in a Python string literal: JSON's null/true/false are not Python.
 _floe_feeds = _floe_json.loads({{ floe_feed_nodes(model) | tojson | tojson }})
-dbt = dbtObj(_floe_feed_loader(spark, _floe_feeds, {{ 'True' if is_incremental() else 'False' }}))
+dbt = dbtObj(_floe_feed_loader(spark, floe_settings, _floe_feeds, {{ 'True' if is_incremental() else 'False' }}))
 df = model(dbt, spark)
 import pyspark.sql
 if not isinstance(df, pyspark.sql.DataFrame):

@@ -10,7 +10,7 @@
 
 {#- Through the adapter: two scd2 models building at once (dbt threads) race to
     create it, which Iceberg's JDBC catalog on PostgreSQL reports as a failure
-    (floe.runtime.spark.create_table_if_missing). -#}
+    (floe.runtime.session.create_table_if_missing). -#}
 {% macro floe_scd2_ensure_ledger(ledger) %}
     {%- set ddl -%}
         create table if not exists {{ ledger }} (

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from floe.dbt import run_dbt
+from floe.dbt_runner import run_dbt
 
 pytestmark = pytest.mark.integration
 

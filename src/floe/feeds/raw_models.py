@@ -20,16 +20,26 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from floe.feeds.declarations import Feed, feed_from_node
+from floe.feeds.declarations import Feed
+from floe.feeds.ingest import ingest, reconcile_or_raise
+from floe.feeds.sources import feed_from_node
+from floe.runtime.settings import Settings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
 def feed_loader(
-    spark: SparkSession, feed_nodes: Mapping[str, Mapping[str, Any]], raw_exists: bool
+    spark: SparkSession,
+    settings: Settings,
+    feed_nodes: Mapping[str, Mapping[str, Any]],
+    raw_exists: bool,
 ) -> Callable[[str], DataFrame]:
-    """The ``load_df_function`` of a Python model: feeds ingest, anything else is a table."""
+    """The ``load_df_function`` of a Python model: feeds ingest, anything else is a table.
+
+    ``settings`` are the adapter's connection settings (``floe_settings`` in the compiled
+    model's namespace).
+    """
 
     def load(relation: str) -> DataFrame:
         node = feed_nodes.get(relation)
@@ -38,29 +48,26 @@ def feed_loader(
         feed = feed_from_node(node)
         if feed is None:
             return spark.table(relation)
-        return ingest_for_model(spark, feed, raw_exists)
+        return ingest_for_model(spark, settings, feed, raw_exists)
 
     return load
 
 
-def ingest_for_model(spark: SparkSession, feed: Feed, raw_exists: bool) -> DataFrame:
-    from floe.feeds.ingest import ingest
-    from floe.runtime import Settings
-
+def ingest_for_model(
+    spark: SparkSession, settings: Settings, feed: Feed, raw_exists: bool
+) -> DataFrame:
     result = ingest(
         spark,
         feed,
         raw_exists=raw_exists,
-        settings=Settings.from_env(),
-        project_dir=Settings.from_env().dbt_project_dir(),
+        settings=settings,
+        project_dir=settings.dbt_project_dir(),
     )
     return result.rows
 
 
 def reconcile_nodes(spark: SparkSession, feed_nodes: list[Mapping[str, Any]]) -> None:
     """The post-hook's work: reconcile the feeds this model ingested (raises on imbalance)."""
-    from floe.feeds.ingest import reconcile_or_raise
-
     for node in feed_nodes:
         feed = feed_from_node(node)
         if feed is not None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from floe.runtime.settings import Settings
+from floe.runtime.settings import Settings, find_dbt_project
 
 
 @dataclass
@@ -36,13 +36,13 @@ def run_dbt(
     """`dbt <args>` in-process against ``project`` (default: the floe project).
 
     Profiles come from ``profiles_dir``, else the floe project's ``profiles/`` (fixture
-    projects in tests share it). ``settings`` (default: from the environment) locates
-    the floe project when ``project`` or ``profiles_dir`` is not given.
+    projects in tests share it). ``settings`` (default: the project found above the
+    working directory) locate the floe project when ``project`` or ``profiles_dir`` is not given.
     """
     from dbt.cli.main import dbtRunner
 
     if project is None or profiles_dir is None:
-        floe_project = (settings or Settings.from_env()).dbt_project_dir()
+        floe_project = settings.dbt_project_dir() if settings else find_dbt_project()
         root = project or floe_project
         profiles = profiles_dir or floe_project / "profiles"
     else:

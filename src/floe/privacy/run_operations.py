@@ -9,9 +9,12 @@ from it (no second ``dbt parse``), and the work runs in dbt's own SparkSession.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dbt_common.exceptions import DbtRuntimeError
+
+if TYPE_CHECKING:
+    from floe.runtime import Settings
 
 
 def _plain(value: Any) -> Any:
@@ -23,19 +26,21 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def run_operation(operation: str, args: Mapping[str, Any], graph: Mapping[str, Any]) -> str:
-    """Run ``forget`` or ``rectify`` with ``args`` (the macro's); the outcome as text."""
+def run_operation(
+    operation: str, args: Mapping[str, Any], graph: Mapping[str, Any], settings: Settings
+) -> str:
+    """Run ``forget`` or ``rectify`` with ``args`` (the macro's) on the lakehouse of
+    ``settings`` (the adapter's connection settings); the outcome as text."""
     from floe.privacy.erasure import ErasureError, forget, parse_sets, rectify
     from floe.privacy.masking import MaskingError
     from floe.privacy.secrets import PrivacyConfigError
     from floe.privacy.subject import Subject, SubjectError
     from floe.privacy.tags import PrivacyTagError, PrivacyTags
-    from floe.runtime import Settings, get_spark
+    from floe.runtime import get_spark
 
     if operation not in ("forget", "rectify"):
         raise DbtRuntimeError(f"floe_privacy: unknown operation {operation!r}")
     try:
-        settings = Settings.from_env()
         tags = PrivacyTags.from_graph(
             _plain(graph.get("nodes", {})), _plain(graph.get("sources", {}))
         )

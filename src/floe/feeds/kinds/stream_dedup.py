@@ -1,0 +1,125 @@
+"""Redeliveries of the ``stream`` kind: a sequence number seen before becomes a
+``duplicate`` quarantine row (docs/feeds.md: redeliveries).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from floe.decode.records import DUPLICATE
+from floe.feeds.declarations import Feed
+from floe.feeds.ledger import FileCounts
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+def duplicates(
+    spark: SparkSession, feed: Feed, staged: DataFrame, low: str, high: str
+) -> DataFrame:
+    """``_source_file, _offset, error_detail`` of good staged rows that are redeliveries.
+
+    A record is a redelivery when its sequence number is already in ``raw.<feed>``, or
+    an earlier row of this batch (by file, then offset) carries it. The check shuffles
+    only a 64-bit hash of each good row's sequence number; rows whose hash is seen twice
+    (or in the raw table, read only in the batch's sequence-number range, which Iceberg
+    prunes by file statistics) are compared exactly.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    good = staged.where(F.col("error_code").isNull() & F.col("_sequence_number").isNotNull())
+    new_hashes = good.select(F.xxhash64("_sequence_number").alias("h"), F.lit(0).alias("old"))
+    old_rows = None
+    if spark.catalog.tableExists(feed.raw_table):
+        old_rows = (
+            spark.table(feed.raw_table)
+            .where(F.col("_sequence_number").between(low, high))
+            .select("_sequence_number")
+            .distinct()
+        )
+        new_hashes = new_hashes.unionByName(
+            old_rows.select(F.xxhash64("_sequence_number").alias("h"), F.lit(1).alias("old"))
+        )
+    suspects = new_hashes.groupBy("h").count().where(F.col("count") > 1).select("h")
+    rows = good.join(
+        F.broadcast(suspects), F.xxhash64("_sequence_number") == F.col("h"), "left_semi"
+    ).select("_sequence_number", "_source_file", "_offset")
+    order = Window.partitionBy("_sequence_number").orderBy("_source_file", "_offset")
+    ranked = rows.select("*", F.row_number().over(order).alias("n"))
+    first = F.first(F.struct("_source_file", "_offset")).over(order)
+    ranked = ranked.select("*", first.alias("first"))
+    if old_rows is not None:
+        ranked = ranked.join(
+            old_rows.select("_sequence_number", F.lit(True).alias("in_raw")),
+            "_sequence_number",
+            "left",
+        )
+    else:
+        ranked = ranked.select("*", F.lit(None).cast("boolean").alias("in_raw"))
+    return ranked.where(F.col("in_raw") | (F.col("n") > 1)).select(
+        "_source_file",
+        "_offset",
+        F.when(
+            F.col("in_raw"),
+            F.concat(
+                F.lit("sequence number "),
+                F.col("_sequence_number"),
+                F.lit(f" is already in {feed.raw_table} (a redelivery)"),
+            ),
+        )
+        .otherwise(
+            F.concat(
+                F.lit("sequence number "),
+                F.col("_sequence_number"),
+                F.lit(" was already read from "),
+                F.col("first._source_file"),
+                F.lit(" at byte "),
+                F.col("first._offset").cast("string"),
+                F.lit(" (a redelivery)"),
+            )
+        )
+        .alias("dup_detail"),
+    )
+
+
+def mark_duplicates(
+    spark: SparkSession,
+    feed: Feed,
+    staged: DataFrame,
+    staging: Path,
+    counts: dict[str, FileCounts],
+    low: str | None,
+    high: str | None,
+) -> DataFrame:
+    """``staged`` with redeliveries turned into ``duplicate`` rows; ``counts`` adjusted."""
+    from pyspark.sql import functions as F
+
+    if low is None or high is None:
+        return staged
+    dup_dir = staging.with_name(staging.name + "-duplicates")
+    duplicates(spark, feed, staged, low, high).write.parquet(str(dup_dir))
+    dups = spark.read.parquet(str(dup_dir))
+    per_file = {r[0]: r[1] for r in dups.groupBy("_source_file").count().collect()}
+    if not per_file:
+        return staged
+    for key, n in per_file.items():
+        c = counts[key]
+        counts[key] = FileCounts(
+            c.records_in, c.loaded - n, c.quarantined + n, c.checksum, c.skipped
+        )
+    marked = staged.join(dups, ["_source_file", "_offset"], "left")
+    is_dup = F.col("dup_detail").isNotNull()
+    return marked.select(
+        *(
+            F.when(is_dup, F.lit(DUPLICATE)).otherwise(F.col(c)).alias(c)
+            if c == "error_code"
+            else F.when(is_dup, F.col("dup_detail")).otherwise(F.col(c)).alias(c)
+            if c == "error_detail"
+            else F.when(is_dup, F.to_json("record")).otherwise(F.col(c)).alias(c)
+            if c == "raw_data"
+            else F.col(c)
+            for c in staged.columns
+        )
+    )

@@ -1,0 +1,54 @@
+"""Frozen temporary views: a view computed once, independent of the tables it read.
+
+Used by the scd2 materialization through ``adapter.floe_freeze_view`` (docs/scd2.md,
+"One statement").
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from floe.runtime.statements import statement_settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+# Temporary views frozen by freeze_view, by name: their DataFrames, to free the blocks.
+_FROZEN: dict[str, object] = {}
+_FROZEN_LOCK = threading.Lock()
+
+
+def _view_name(name: str) -> str:
+    """`name` if it is a plain temporary view name (letters, digits, _), else ValueError."""
+    if not name or name[0].isdigit() or not all(c.isalnum() or c == "_" for c in name):
+        raise ValueError(f"not a temporary view name: {name!r}")
+    return name
+
+
+def freeze_view(spark: SparkSession, view: str, name: str) -> None:
+    """Compute temporary view ``view`` once; register its rows as temporary view ``name``.
+
+    The rows are kept on the executors (a local checkpoint, memory then disk) and no
+    longer depend on the tables ``view`` reads, so a MERGE into one of those tables reads
+    them as they were. ``CACHE TABLE`` is not enough there: Spark does not substitute a
+    cached plan that reads the MERGE's own target, and the MERGE recomputes it
+    (docs/scd2.md, "One statement"). Free with
+    :func:`release_view`; freezing ``name`` again frees the rows it held.
+    """
+    with statement_settings(spark, ["static_plan"]):
+        frame = spark.table(_view_name(view)).localCheckpoint(eager=True)
+    release_view(spark, name)
+    with _FROZEN_LOCK:
+        _FROZEN[name] = frame
+    frame.createOrReplaceTempView(name)
+
+
+def release_view(spark: SparkSession, name: str) -> None:
+    """Drop temporary view ``name`` frozen by :func:`freeze_view` and free its rows."""
+    with _FROZEN_LOCK:
+        frame = _FROZEN.pop(_view_name(name), None)
+    spark.catalog.dropTempView(name)
+    if frame is not None:
+        # The checkpointed rows are the RDD under the frame's LogicalRDD.
+        frame._jdf.queryExecution().analyzed().rdd().unpersist(False)  # type: ignore[attr-defined]
