@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-KINDS = ("csv_loads", "dms", "flagged_csv", "stream", "reference")
+KINDS = ("csv_loads", "dms", "flagged_csv", "stream", "reference", "kafka", "kinesis")
 # Options every kind understands; each kind adds its own (floe.feeds.kinds.*.OPTIONS).
 COMMON_OPTIONS = frozenset(
     {"kind", "landing", "key", "ordering", "op_column", "partition_by", "demo", "enabled"}

@@ -68,6 +68,13 @@ def ingest(
     of its micro-batch). Nothing new: the raw table's shape with no rows.
     """
     kind = kind_module(feed.kind)
+    if getattr(kind, "CONSUMES", False):  # a broker kind: floe.feeds.consume
+        result: IngestResult = kind.consume(
+            spark, feed, raw_exists=raw_exists, settings=settings, project_dir=project_dir
+        )
+        if result.files:
+            _PENDING_RECONCILIATION[feed.raw_table] = None
+        return result
     ctx = context(settings, project_dir)
     landed = kind.discover(feed, settings.landing)
     seen = memo.listing(landed)
