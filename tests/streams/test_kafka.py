@@ -54,12 +54,20 @@ def test_a_topic_lands_once_with_provenance_and_quarantine(spark, lakehouse, bus
     assert again.batches == []
     assert table_checksum(spark, "raw.rides", ["_topic_partition", "_offset", "ride_id"]) == before
 
+    # positions are rows: expiring every old snapshot (floe maintain) keeps them
+    from floe.maintenance.core import expire_all_but_current
+
+    for table in ("raw.rides", "raw.landed_files", "raw.quarantine"):
+        expire_all_but_current(spark, table)
+    assert spark.sql("select count(*) from raw.rides.snapshots").collect()[0][0] == 1
+
     # new records only
     produce_kafka(
         bus_env["FLOE_KAFKA_BOOTSTRAP_SERVERS"], topic, rides(settings.state_dir, 30, seed=8)
     )
     _job(spark, settings, feed).run(until_idle=True)
     assert spark.table("raw.rides").count() == 81 + 30
+    assert spark.table("raw.rides").select("_topic_partition", "_offset").distinct().count() == 111
 
 
 def test_latest_starts_after_what_is_there_and_holds(spark, lakehouse, bus_env):
@@ -95,3 +103,55 @@ def test_a_crash_before_the_raw_commit_reads_the_range_again(spark, lakehouse, b
     from floe.feeds.ingest import reconcile_or_raise
 
     assert reconcile_or_raise(spark, feed, always=True) == 0
+
+
+def test_a_retention_gap_is_counted_and_skipped_past(spark, lakehouse, bus_env):
+    """Offsets 0..9 expired before they were read (the broker's beginning offset is 10).
+
+    Tansu cannot expire records (no retention, no DeleteRecords), so the broker's answer
+    is the one stand-in: the real source's fetch with its beginning offsets raised.
+    """
+    import dataclasses
+
+    from floe.feeds.consume import consume, gap_count
+    from floe.feeds.kinds import kafka
+    from floe.streams.kafka import KafkaSource
+
+    settings = with_brokers(lakehouse, bus_env)
+    bootstrap = bus_env["FLOE_KAFKA_BOOTSTRAP_SERVERS"]
+    topic = create_topic(bootstrap, partitions=1)
+    produce_kafka(bootstrap, topic, rides(settings.state_dir, 25), partitions=1)
+    feed = kafka_feed(topic)
+
+    class Retained(KafkaSource):
+        def fetch(self, positions, starting_position, *, max_records, max_bytes):  # type: ignore[no-untyped-def]
+            consumer = self.consumer()
+            real = consumer.beginning_offsets
+            consumer.beginning_offsets = lambda tps: {tp: 10 for tp in real(tps)}
+            try:
+                return super().fetch(
+                    positions, starting_position, max_records=max_records, max_bytes=max_bytes
+                )
+            finally:
+                consumer.beginning_offsets = real
+
+    source = Retained(bootstrap, topic)
+    bus = dataclasses.replace(
+        kafka.bus(feed, settings),
+        fetch=lambda p, s, r, b: source.fetch(p, s, max_records=r, max_bytes=b),
+        positions=lambda keys: {"0": 0} if not list(keys) else kafka.positions(keys),
+    )
+    result = consume(
+        spark, feed, bus, raw_exists=False, settings=settings, project_dir=FIXTURE_PROJECT
+    )
+    from floe.streaming.bus import append
+
+    append(spark, feed.raw_table, result.rows)
+    assert sorted(result.files) == [
+        f"kafka://{topic}/0/10-25",
+        f"kafka://{topic}/0/gap-10",
+    ]
+    assert spark.table("raw.rides").count() == 15
+    assert gap_count(spark, feed) == 10
+    gap = spark.table("raw.stream_gaps").collect()[0]
+    assert (gap.first_missing, gap.last_missing, gap.missing) == ("0", "9", 10)

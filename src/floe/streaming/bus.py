@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,6 +54,7 @@ class BusJob:
     max_bytes: int | None = None
     stop: threading.Event = field(default_factory=threading.Event)
     batches: list[BatchSummary] = field(default_factory=list)
+    on_batch: Callable[[BatchSummary], None] | None = None  # after each commit
 
     def run_once(self) -> list[BatchSummary]:
         """One micro-batch of every feed (each under the writer lock)."""
@@ -85,6 +87,8 @@ class BusJob:
                 sum(c.quarantined for c in result.counts.values()),
             )
             log.info("%s", summary)
+            if self.on_batch is not None:
+                self.on_batch(summary)
             done.append(summary)
         self.batches.extend(done)
         return done

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from typing import TextIO
 
 import click
 
@@ -112,6 +113,11 @@ def consume(
         window_seconds=window_seconds,
         max_records=max_records,
         max_bytes=max_bytes,
+        on_batch=lambda b: click.echo(
+            f"batch {b.feed}: {b.segments} segment(s), {b.records_in} in, {b.loaded} loaded, "
+            f"{b.quarantined} quarantined",
+            err=True,
+        ),
     )
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -125,3 +131,51 @@ def consume(
     job.run(until_idle=until_idle)
     total = sum(b.records_in for b in job.batches)
     click.echo(f"floe consume stopped: {len(job.batches)} batch(es), {total} record(s)")
+
+
+@click.command()
+@click.argument("feed")
+@click.option(
+    "--input",
+    "source",
+    type=click.File("r"),
+    default="-",
+    show_default=True,
+    help="JSON records, one object a line.",
+)
+@click.option("--version", "version", type=int, help="Registry version (default: the latest).")
+@click.option("--compress", is_flag=True, help="zlib-compress the payloads (Glue framing 0x05).")
+def produce(feed: str, source: TextIO, version: int | None, compress: bool) -> None:
+    """Frame JSON records with FEED's registry schema and send them where it reads.
+
+    A kafka feed's topic, a kinesis feed's stream, or a new landing file of a stream
+    feed (docs/streams.md).
+    """
+    import json
+
+    from floe.feeds import find_feed, load_feeds
+    from floe.streaming.produce import ProduceError
+    from floe.streaming.produce import produce as run
+
+    settings = Settings.from_env()
+    project_dir = settings.dbt_project_dir()
+    records = []
+    for number, line in enumerate(source, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise click.ClickException(f"input line {number} is not JSON: {exc}") from exc
+    try:
+        done = run(
+            find_feed(load_feeds(project_dir), feed),
+            records,
+            settings=settings,
+            project_dir=project_dir,
+            version=version,
+            compress=compress,
+        )
+    except ProduceError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{done.count} record(s), schema version {done.version}, to {done.target}")

@@ -103,7 +103,10 @@ class KinesisSource:
                     )
                     starts[sid] = str(int(moment.timestamp() * 1000))
                     continue
-                got, done = self._read(sid, position, max_records - total, max_bytes - size)
+                closed = bool(shard["SequenceNumberRange"].get("EndingSequenceNumber"))
+                got, done = self._read(
+                    sid, position, max_records - total, max_bytes - size, closed=closed
+                )
                 if got:
                     records[sid] = got
                     total += len(got)
@@ -114,9 +117,19 @@ class KinesisSource:
         return Fetched(records, [], starts)
 
     def _read(
-        self, shard: str, position: ShardPosition | None, max_records: int, max_bytes: int
+        self,
+        shard: str,
+        position: ShardPosition | None,
+        max_records: int,
+        max_bytes: int,
+        *,
+        closed: bool = False,
     ) -> tuple[list[Record], bool]:
-        """(records, whether the shard is closed and read to its end)."""
+        """(records, whether the shard is closed and read to its end).
+
+        A closed shard is drained when its iterator ends, or (endpoints that keep
+        handing out iterators) when a read from the position finds nothing more.
+        """
         client = self.client()
         kwargs: dict[str, Any] = {"StreamName": self.stream, "ShardId": shard}
         if position is None:
@@ -150,5 +163,5 @@ class KinesisSource:
                 size += len(item["Data"])
             iterator = page.get("NextShardIterator")
             if not page["Records"]:
-                break
+                return out, iterator is None or closed
         return out, iterator is None

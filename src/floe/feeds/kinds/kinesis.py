@@ -72,8 +72,9 @@ def positions(keys: Iterable[str]) -> dict[str, Any]:
 
 
 def sequence(record: Record) -> str:
-    """The Kinesis sequence number (unique in the stream)."""
-    return record.position
+    """``<shard id>:<sequence number, 60 digits>``: unique in the stream and ordered in a
+    shard (AWS numbers are unique per stream, a local endpoint's per shard only)."""
+    return f"{record.partition}:{int(record.position):060d}"
 
 
 def bus(feed: Feed, settings: Settings) -> Bus:
@@ -135,6 +136,7 @@ def generate(feed: Feed, opts: GenerateOptions, report: WriteReport) -> None:
 PROVENANCE = {
     **{k: v for k, v in stream.PROVENANCE.items() if not k.startswith("ingest_")},
     "_source_file": "Segment the record was read in: kinesis://<stream>/<shard>/<first>-<last> (the ledger key).",
+    "_sequence_number": "<shard id>:<sequence number, 60 digits>: unique in the stream.",
     "ingest_year": "Year floe read the record.",
     "ingest_month": "Month floe read the record.",
     "ingest_day": "Day floe read the record.",
