@@ -82,8 +82,8 @@ test-privacy-crash: setup
 # differences" (docs/reliability.md). FLOE_CHAOS_SEED picks other kill moments.
 FLOE_CHAOS_KILLS ?= 20
 chaos: setup
-	FLOE_CHAOS_KILLS=$(FLOE_CHAOS_KILLS) FLOE_CHAOS_NODES=all \
-	    $(BIN)/python -m pytest -m chaos -s tests/reliability $(PYTEST_ARGS)
+	FLOE_CHAOS_KILLS=$(FLOE_CHAOS_KILLS) FLOE_CHAOS_NODES=all FLOE_CHAOS_STREAM_KILLS=10 \
+	    $(BIN)/python -m pytest -m chaos -s tests/reliability tests/streams/test_kill.py $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

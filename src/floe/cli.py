@@ -20,7 +20,15 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "registry": ("floe.registry.cli:registry", "Schemas as code: check, sync, show."),
     "dq": ("floe.quality.cli:dq", "Data quality: suggest, compare, run."),
     "maintain": ("floe.maintenance.cli:maintain", "Compact, expire, clean Iceberg tables."),
+    "produce": (
+        "floe.streaming.cli:produce",
+        "Frame JSON records with a feed's schema; send to its topic, stream or landing.",
+    ),
     "stream": ("floe.streaming.cli:stream", "Continuous decode of landed streams (micro-batches)."),
+    "consume": (
+        "floe.streaming.cli:consume",
+        "Consume kafka / kinesis feeds exactly once (micro-batches).",
+    ),
     "docs": ("floe.docsite.cli:docs", "Build the docs site (dbt docs + column lineage), serve it."),
     "lineage": ("floe.lineage.cli:lineage", "Column lineage: <model>.<column>, diff, coverage."),
     "cluster": (

@@ -110,5 +110,6 @@ def test_parse_definition_and_format() -> None:
     assert parse_definition("string") == "string"
     assert parse_definition('"string"') == "string"
     assert parse_data_format("avro") == "AVRO"
-    with pytest.raises(ValueError, match="AVRO or JSON"):
-        parse_data_format("PROTOBUF")
+    assert parse_data_format("protobuf") == "PROTOBUF"
+    with pytest.raises(ValueError, match="AVRO, JSON or PROTOBUF"):
+        parse_data_format("THRIFT")

@@ -224,5 +224,5 @@ def test_json_required_is_not_nullable_unless_null_allowed() -> None:
 
 
 def test_unknown_format_is_an_error() -> None:
-    with pytest.raises(ValueError, match="AVRO or JSON"):
-        to_spark_type({}, "PROTOBUF")
+    with pytest.raises(ValueError, match="AVRO, JSON or PROTOBUF"):
+        to_spark_type({}, "THRIFT")

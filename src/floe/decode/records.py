@@ -106,6 +106,7 @@ class _Resolved:
     compressed: bool
     validate: Any = None  # JSON: the compiled validator (raises on a violation)
     number: int = 0  # the version number (a plain attribute: read once per record)
+    proto: bool = False  # PROTOBUF: decoded by codec.decode_payload (no inline path)
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,8 @@ class RecordDecoder:
         if version.data_format == "JSON":
             validator = codec._json_validator(version.definition)  # compiled once, here
             return _Resolved(None, version, header[1] == 5, validator, version.version_number)
+        if version.data_format == "PROTOBUF":
+            return _Resolved(None, version, header[1] == 5, None, version.version_number, True)
         return _Refused(
             "unknown_schema", f"schema {version.name} has data format {version.data_format!r}"
         )
@@ -239,7 +242,7 @@ class RecordDecoder:
             else:
                 payload = framed[18:]
             version = entry.version
-            if entry.avro is not None:
+            if entry.avro is not None or entry.proto:
                 record = codec.decode_payload(payload, version)
             else:
                 record = codec.parse_json(payload, limits.max_depth)
@@ -495,7 +498,7 @@ def decode_lines_batch(
             except (binascii.Error, ValueError):
                 framed = b""
             entry = headers.get(framed[:18]) if len(framed) >= 18 else None
-            if type(entry) is _Resolved and not entry.compressed:
+            if type(entry) is _Resolved and not entry.compressed and not entry.proto:
                 if entry.avro is not None:
                     buffer = bytes_io(framed)
                     buffer.seek(18)

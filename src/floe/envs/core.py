@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from floe.runtime.locking import writer_lock
-from floe.runtime.settings import Settings
 from floe.runtime.session import SCHEMAS
+from floe.runtime.settings import Settings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

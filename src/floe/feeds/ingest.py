@@ -8,8 +8,6 @@ tables themselves, that every file's records add up.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,38 +15,18 @@ from floe.feeds import files as landed_files
 from floe.feeds import ledger, memo
 from floe.feeds.declarations import Feed, FeedError
 from floe.feeds.files import LandedFile
-from floe.feeds.kinds import FeedKind, feed_kind
-from floe.feeds.kinds.base import Batch, IngestContext
+from floe.feeds.kinds import FeedKind, broker_kind, feed_kind
+from floe.feeds.kinds.base import Batch, IngestContext, IngestResult, context, with_load_seq
 from floe.runtime.settings import Settings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
-@dataclass
-class IngestResult:
-    """What one ingest call read: the new rows and the files they came from."""
-
-    rows: DataFrame
-    files: list[str] = field(default_factory=list)
-    counts: dict[str, ledger.FileCounts] = field(default_factory=dict)
-
-
 # Feeds this process ingested files of since their last reconciliation (by raw table),
 # with the landing listing to remember once they reconcile (None: a file was left
 # waiting or skipped, or the batch was restricted, so not everything is done).
 _PENDING_RECONCILIATION: dict[str, tuple[str, Settings] | None] = {}
-
-
-def context(settings: Settings, project_dir: Path) -> IngestContext:
-    return IngestContext(
-        settings=settings, ingested_at=ledger.batch_time(), project_dir=project_dir
-    )
-
-
-def with_load_seq(spark: SparkSession, ctx: IngestContext) -> IngestContext:
-    """``ctx`` with the batch's load sequence allocated (ledger.next_load_seq)."""
-    return dataclasses.replace(ctx, load_seq=ledger.next_load_seq(spark))
 
 
 def ingest(
@@ -65,6 +43,14 @@ def ingest(
     ``only`` restricts the batch to these ledger keys (``floe stream`` passes the files
     of its micro-batch). Nothing new: the raw table's shape with no rows.
     """
+    broker = broker_kind(feed.kind)
+    if broker is not None:  # read from a broker by positions: floe.feeds.consume
+        result = broker.consume(
+            spark, feed, raw_exists=raw_exists, settings=settings, project_dir=project_dir
+        )
+        if result.files:
+            _PENDING_RECONCILIATION[feed.raw_table] = None
+        return result
     kind = feed_kind(feed.kind)
     ctx = context(settings, project_dir)
     landed = kind.discover(feed, settings.landing)

@@ -277,11 +277,19 @@ def write_stream_feed(feed: Feed, opts: GenerateOptions, report: WriteReport) ->
 
 
 Writer = Callable[[Feed, GenerateOptions, WriteReport], None]
+
+
 # Kind name -> its demo writer; a kind without one has no demo data.
+def write_nothing(feed: Feed, opts: GenerateOptions, report: WriteReport) -> None:
+    """A broker feed has no demo files: produce its records with ``floe produce``."""
+
+
 WRITERS: dict[str, Writer] = {
     "csv_loads": write_csv_loads,
     "dms": write_dms,
     "flagged_csv": write_flagged_csv,
+    "kafka": write_nothing,
+    "kinesis": write_nothing,
     "reference": write_reference,
     "stream": write_stream_feed,
 }

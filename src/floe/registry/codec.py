@@ -57,6 +57,10 @@ class SchemaViolationError(PayloadError):
     code = "schema_violation"
 
 
+class ProtobufDecodeError(PayloadError):
+    code = "protobuf_decode"
+
+
 class TooDeepError(PayloadError):
     """A JSON payload nested deeper than the cap (a parser/validator stack bomb)."""
 
@@ -159,7 +163,11 @@ def encode_payload(record: Any, version: SchemaVersion) -> bytes:
         return out.getvalue()
     if version.data_format == "JSON":
         return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
-    raise ValueError(f"data format {version.data_format!r} is not AVRO or JSON")
+    if version.data_format == "PROTOBUF":
+        from floe.registry import protobuf
+
+        return protobuf.encode(record, version.definition)
+    raise ValueError(f"data format {version.data_format!r} is not AVRO, JSON or PROTOBUF")
 
 
 def decode_payload(
@@ -191,7 +199,17 @@ def decode_payload(
         if validate:
             validate_json(record, version)
         return record
-    raise ValueError(f"data format {version.data_format!r} is not AVRO or JSON")
+    if version.data_format == "PROTOBUF":
+        from floe.registry import protobuf
+
+        try:
+            return protobuf.decode(payload, version.definition)
+        except Exception as exc:  # DecodeError, and RuntimeWarning-free bad varints
+            raise ProtobufDecodeError(
+                f"Protobuf payload ({len(payload)} bytes) does not decode with "
+                f"{version.name} v{version.version_number}: {type(exc).__name__}: {exc}"
+            ) from exc
+    raise ValueError(f"data format {version.data_format!r} is not AVRO, JSON or PROTOBUF")
 
 
 def frame(record: Any, schema_version: SchemaVersion, compress: bool = False) -> bytes:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-DATA_FORMATS = ("AVRO", "JSON")
+DATA_FORMATS = ("AVRO", "JSON", "PROTOBUF")  # PROTOBUF: floe.registry.protobuf
 
 AVRO_PRIMITIVES = frozenset(
     {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
@@ -33,7 +33,7 @@ def parse_data_format(value: str) -> str:
     """``value`` as one of :data:`DATA_FORMATS` (case-insensitive), else ``ValueError``."""
     fmt = value.upper()
     if fmt not in DATA_FORMATS:
-        raise ValueError(f"data format {value!r} is not AVRO or JSON")
+        raise ValueError(f"data format {value!r} is not AVRO, JSON or PROTOBUF")
     return fmt
 
 

@@ -20,8 +20,8 @@ import yaml
 from floe.registry.backends import SchemaDef
 from floe.registry.compat import Mode, Violation, check_chain
 
-EXTENSIONS = {"AVRO": ".avsc", "JSON": ".json"}
-_VERSION_FILE = re.compile(r"^v(\d+)\.(avsc|json)$")
+EXTENSIONS = {"AVRO": ".avsc", "JSON": ".json", "PROTOBUF": ".proto"}
+_VERSION_FILE = re.compile(r"^v(\d+)\.(avsc|json|proto)$")
 
 
 @dataclass
@@ -85,7 +85,7 @@ def load_source(directory: Path, registry: str) -> SchemaSource:
     source.description = str(spec.get("description", "") or "").strip()
     if source.data_format not in EXTENSIONS:
         source.problems.append(
-            _layout(f"data_format {spec.get('data_format')!r} must be AVRO or JSON")
+            _layout(f"data_format {spec.get('data_format')!r} must be AVRO, JSON or PROTOBUF")
         )
         return source
     try:
@@ -114,6 +114,10 @@ def load_source(directory: Path, registry: str) -> SchemaSource:
         source.problems.append(_layout(f"version numbers have gaps: missing v{missing}"))
     for number in sorted(numbered):
         path = numbered[number]
+        if source.data_format == "PROTOBUF":  # .proto text, checked by compat
+            source.definitions.append(path.read_text())
+            source.files.append(path)
+            continue
         try:
             source.definitions.append(json.loads(path.read_text()))
             source.files.append(path)

@@ -51,6 +51,10 @@ class UnsupportedSchemaError(ValueError):
 
 def to_spark_type(definition: Any, data_format: str) -> T.DataType:
     """Spark type of a registered schema definition (text or parsed)."""
+    if parse_data_format(data_format) == "PROTOBUF":
+        from floe.registry.protobuf import to_spark
+
+        return to_spark(str(parse_definition(definition)))
     schema = parse_definition(definition)
     if parse_data_format(data_format) == "AVRO":
         return avro_to_spark(schema)

@@ -185,6 +185,9 @@ class Settings:
     aws_region: str = DEFAULT_AWS_REGION
     # -- stream ingestion (docs/feeds.md)
     registry_backend: str = "local"  # where the decode resolves schema version UUIDs
+    # Brokers of the kafka / kinesis feed kinds (docs/streams.md); never in YAML.
+    kafka_bootstrap_servers: str | None = None
+    kinesis_endpoint: str | None = None
     settle_seconds: float = DEFAULT_SETTLE_SECONDS
     # -- the writer lock (docs/reliability.md)
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
@@ -244,6 +247,10 @@ class Settings:
                 env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or DEFAULT_AWS_REGION
             ),
             registry_backend=_choice(env, "FLOE_REGISTRY_BACKEND", "local", REGISTRY_BACKENDS),
+            kafka_bootstrap_servers=env.get("FLOE_KAFKA_BOOTSTRAP_SERVERS") or None,
+            kinesis_endpoint=(
+                env.get("FLOE_KINESIS_ENDPOINT") or env.get("AWS_ENDPOINT_URL") or None
+            ),
             settle_seconds=_seconds(env, "FLOE_SETTLE_SECONDS", DEFAULT_SETTLE_SECONDS),
             lock_timeout=_seconds(env, "FLOE_LOCK_TIMEOUT", DEFAULT_LOCK_TIMEOUT),
             decode_max_line_bytes=_positive_int(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from typing import TextIO
 
 import click
 
@@ -77,3 +78,111 @@ def stream(window: str, max_files_per_trigger: int, available_now: bool) -> None
         thread.join()
     done = [b for b in job.batches if len(b) > 2]
     click.echo(f"floe stream stopped: {len(job.batches)} batch(es), {len(done)} with new files")
+
+
+@click.command()
+@click.argument("feeds", nargs=-1)
+@click.option(
+    "--window-seconds",
+    default=100.0,
+    show_default=True,
+    help="Seconds between micro-batches (the seed's Glue window).",
+)
+@click.option("--max-records", type=int, help="Records per feed per batch (back-pressure).")
+@click.option("--max-bytes", type=int, help="Payload bytes per feed per batch (back-pressure).")
+@click.option("--until-idle", is_flag=True, help="Batch until nothing new is read, then stop.")
+def consume(
+    feeds: tuple[str, ...],
+    window_seconds: float,
+    max_records: int | None,
+    max_bytes: int | None,
+    until_idle: bool,
+) -> None:
+    """Consume the kafka / kinesis feeds (all, or FEEDS) exactly once into raw.<feed>.
+
+    Stops cleanly on SIGINT/SIGTERM after the batch in progress; a restart resumes
+    from the positions committed with the rows (docs/streams.md).
+    """
+    from floe.feeds import load_feeds
+    from floe.runtime import get_spark
+    from floe.streaming.bus import BusJob, bus_feeds
+
+    settings = Settings.from_env()
+    project_dir = settings.dbt_project_dir()
+    chosen = bus_feeds(load_feeds(project_dir), feeds)
+    if not chosen:
+        raise click.ClickException("no kafka or kinesis feeds are declared")
+    job = BusJob(
+        get_spark(settings),
+        settings,
+        project_dir,
+        chosen,
+        window_seconds=window_seconds,
+        max_records=max_records,
+        max_bytes=max_bytes,
+        on_batch=lambda b: click.echo(
+            f"batch {b.feed}: {b.segments} segment(s), {b.records_in} in, {b.loaded} loaded, "
+            f"{b.quarantined} quarantined",
+            err=True,
+        ),
+    )
+
+    def on_signal(signum: int, _frame: object) -> None:
+        click.echo(f"signal {signum}: stopping after the current batch", err=True)
+        job.stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    names = ", ".join(f.name for f in chosen)
+    click.echo(f"floe consume: {names}, every {window_seconds:g} s", err=True)
+    job.run(until_idle=until_idle)
+    total = sum(b.records_in for b in job.batches)
+    click.echo(f"floe consume stopped: {len(job.batches)} batch(es), {total} record(s)")
+
+
+@click.command()
+@click.argument("feed")
+@click.option(
+    "--input",
+    "source",
+    type=click.File("r"),
+    default="-",
+    show_default=True,
+    help="JSON records, one object a line.",
+)
+@click.option("--version", "version", type=int, help="Registry version (default: the latest).")
+@click.option("--compress", is_flag=True, help="zlib-compress the payloads (Glue framing 0x05).")
+def produce(feed: str, source: TextIO, version: int | None, compress: bool) -> None:
+    """Frame JSON records with FEED's registry schema and send them where it reads.
+
+    A kafka feed's topic, a kinesis feed's stream, or a new landing file of a stream
+    feed (docs/streams.md).
+    """
+    import json
+
+    from floe.feeds import find_feed, load_feeds
+    from floe.streaming.produce import ProduceError
+    from floe.streaming.produce import produce as run
+
+    settings = Settings.from_env()
+    project_dir = settings.dbt_project_dir()
+    records = []
+    for number, line in enumerate(source, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise click.ClickException(f"input line {number} is not JSON: {exc}") from exc
+    try:
+        done = run(
+            find_feed(load_feeds(project_dir), feed),
+            records,
+            settings=settings,
+            project_dir=project_dir,
+            version=version,
+            compress=compress,
+        )
+    except ProduceError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{done.count} record(s), schema version {done.version}, to {done.target}")

@@ -115,5 +115,5 @@ def test_definitions_may_be_text() -> None:
 def test_unknown_mode_and_format_are_errors() -> None:
     with pytest.raises(ValueError, match="BACKWARD"):
         check_new_version(A1, [A1], "SIDEWAYS", "AVRO")
-    with pytest.raises(ValueError, match="AVRO or JSON"):
-        check_new_version(A1, [A1], "BACKWARD", "PROTOBUF")
+    with pytest.raises(ValueError, match="AVRO, JSON or PROTOBUF"):
+        check_new_version(A1, [A1], "BACKWARD", "THRIFT")

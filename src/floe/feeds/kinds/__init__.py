@@ -11,15 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from floe.feeds.declarations import Feed, FeedError
 from floe.feeds.files import LandedFile
-from floe.feeds.kinds import csv_loads, dms, flagged_csv, reference, stream
+from floe.feeds.kinds import csv_loads, dms, flagged_csv, kafka, kinesis, reference, stream
 from floe.feeds.kinds.base import Batch, IngestContext
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+    from floe.feeds.kinds.base import IngestResult
+    from floe.runtime.settings import Settings
 
 
 class FeedKind(Protocol):
@@ -56,6 +59,8 @@ KINDS: dict[str, FeedKind] = {
     "csv_loads": csv_loads,
     "dms": dms,
     "flagged_csv": flagged_csv,
+    "kafka": kafka,
+    "kinesis": kinesis,
     "reference": reference,
     "stream": stream,
 }
@@ -69,4 +74,32 @@ def feed_kind(kind: str, kinds: Mapping[str, FeedKind] = KINDS) -> FeedKind:
         raise FeedError(f"unknown feed kind {kind!r}; known: {', '.join(kinds)}") from None
 
 
-__all__ = ["KINDS", "Batch", "FeedKind", "IngestContext", "feed_kind"]
+class BrokerKind(FeedKind, Protocol):
+    """A kind read from a broker (Kafka, Kinesis) by positions, not from landed files."""
+
+    CONSUMES: bool
+
+    def consume(
+        self,
+        spark: SparkSession,
+        feed: Feed,
+        *,
+        raw_exists: bool,
+        settings: Settings,
+        project_dir: Path,
+        max_records: int | None = None,
+        max_bytes: int | None = None,
+    ) -> IngestResult:
+        """One exactly-once micro-batch (rows and positions in one commit)."""
+        ...
+
+
+def broker_kind(kind: str, kinds: Mapping[str, FeedKind] = KINDS) -> BrokerKind | None:
+    """The implementation of ``kind`` when it reads a broker (docs/streams.md), else None."""
+    implementation = feed_kind(kind, kinds)
+    if getattr(implementation, "CONSUMES", False):
+        return cast("BrokerKind", implementation)
+    return None
+
+
+__all__ = ["KINDS", "Batch", "BrokerKind", "FeedKind", "IngestContext", "broker_kind", "feed_kind"]

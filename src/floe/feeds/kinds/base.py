@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -9,10 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from floe.feeds.declarations import Feed, FeedError
-from floe.feeds.ledger import FileCounts
+from floe.feeds.ledger import FileCounts, batch_time, next_load_seq
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
     from floe.runtime import Settings
 
@@ -64,3 +65,21 @@ def spark_schema(columns: list[tuple[str, str]]) -> Any:
 def require_columns(feed: Feed) -> list[tuple[str, str]]:
     """The feed's declared, typed columns (the landing contract of file-based kinds)."""
     return feed.column_types()
+
+
+@dataclass
+class IngestResult:
+    """What one ingest call read: the new rows and the files they came from."""
+
+    rows: DataFrame
+    files: list[str] = field(default_factory=list)
+    counts: dict[str, FileCounts] = field(default_factory=dict)
+
+
+def context(settings: Settings, project_dir: Path) -> IngestContext:
+    return IngestContext(settings=settings, ingested_at=batch_time(), project_dir=project_dir)
+
+
+def with_load_seq(spark: SparkSession, ctx: IngestContext) -> IngestContext:
+    """``ctx`` with the batch's load sequence allocated (ledger.next_load_seq)."""
+    return dataclasses.replace(ctx, load_seq=next_load_seq(spark))

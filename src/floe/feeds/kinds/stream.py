@@ -351,6 +351,8 @@ def field_docs(feed: Feed, project_dir: Path) -> dict[str, str]:
     """Descriptions of the record's top-level fields from the registry schema (latest
     version): Avro ``doc``, JSON Schema ``description``."""
     data_format, text = latest_schema(feed, project_dir)
+    if data_format == "PROTOBUF":
+        return {}  # .proto comments are not carried by descriptors
     schema = json.loads(text)
     if data_format == "AVRO":
         return {f["name"]: str(f["doc"]) for f in schema.get("fields", []) if f.get("doc")}

@@ -49,7 +49,10 @@ def canonical(definition: Any) -> str:
     if isinstance(definition, bytes | bytearray):
         definition = definition.decode()
     if isinstance(definition, str):
-        definition = json.loads(definition)
+        try:
+            definition = json.loads(definition)
+        except json.JSONDecodeError:
+            return definition.strip()  # not JSON: a Protobuf .proto text, kept as written
     return json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

@@ -96,6 +96,13 @@ def check_new_version(
             reader, writer = (new, old) if direction == "backward" else (old, new)
             for v in reader_violations(reader, writer, fmt):
                 found.append(replace(v, version=version, against=number, direction=direction))
+    if fmt == "PROTOBUF" and mode is not Mode.NONE:
+        from floe.registry.compat import protobuf
+
+        found += [
+            replace(v, version=version)
+            for v in protobuf.reserved_violations(str(new), [str(p) for p in previous])
+        ]
     return found
 
 
@@ -112,6 +119,10 @@ def check_chain(definitions: Sequence[Any], mode: str | Mode, data_format: str) 
 def reader_violations(reader: Any, writer: Any, data_format: str) -> list[Violation]:
     """Why a consumer using ``reader`` cannot read data produced with ``writer``."""
     fmt = _fmt(data_format)
+    if fmt == "PROTOBUF":
+        from floe.registry.compat import protobuf
+
+        return protobuf.reader_violations(str(reader), str(writer))
     r, w = parse_definition(reader), parse_definition(writer)
     if fmt == "AVRO":
         return avro.reader_violations(r, w)
@@ -121,6 +132,14 @@ def reader_violations(reader: Any, writer: Any, data_format: str) -> list[Violat
 def validate_definition(definition: Any, data_format: str) -> list[Violation]:
     """A definition that is not a valid schema of its format is a violation in itself."""
     fmt = _fmt(data_format)
+    if fmt == "PROTOBUF":
+        from floe.registry.protobuf import ProtobufSchemaError, validate
+
+        try:
+            validate(str(definition))
+        except ProtobufSchemaError as exc:
+            return [Violation("", "invalid_schema", f"not a valid PROTOBUF schema: {exc}")]
+        return []
     try:
         schema = parse_definition(definition)
     except ValueError as exc:

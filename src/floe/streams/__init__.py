@@ -1,0 +1,27 @@
+"""Broker clients for the ``kafka`` and ``kinesis`` feed kinds (docs/streams.md).
+
+This room knows brokers, not tables: it lists a topic's partitions or a stream's
+shards and fetches a *bounded* range of records from a position. Where positions are
+kept (the ingestion ledger, committed with the rows) is the feed kinds' business
+(:mod:`floe.feeds.consume`). It imports no other floe room.
+"""
+
+from floe.streams.records import (
+    Fetched,
+    Gap,
+    PositionKey,
+    Record,
+    StreamSourceError,
+    parse_segment_key,
+    segment_key,
+)
+
+__all__ = [
+    "Fetched",
+    "Gap",
+    "PositionKey",
+    "Record",
+    "StreamSourceError",
+    "parse_segment_key",
+    "segment_key",
+]

@@ -1,0 +1,96 @@
+"""What a broker fetch returns, and how a fetched range is named in the ledger.
+
+A *segment* is one partition's (or shard's) records read by one micro-batch. Its
+ledger key names the source, the partition and the range, so the positions to resume
+from are a pure function of the ledger's done keys (docs/streams.md, "Positions")::
+
+    kafka://<topic>/<partition>/<first>-<next>      offsets; next = last + 1
+    kinesis://<stream>/<shard>/<first>-<last>       sequence numbers (last read)
+
+A segment that carries no records but moves a position has a word for ``<first>``:
+``start`` (Kafka: a starting position of ``latest`` or a timestamp; ``<last>`` is the
+next offset), ``at`` (Kinesis: the same, ``<last>`` is the time in ms to start at),
+``gap`` (Kafka: offsets that expired before they were read; ``<last>`` is the next
+offset after them).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SCHEMES = ("kafka", "kinesis")
+_KEY = re.compile(
+    r"^(?P<scheme>kafka|kinesis)://(?P<name>[^/]+)/(?P<part>[^/]+)/"
+    r"(?P<first>[A-Za-z0-9]+)-(?P<last>[0-9]+)$"
+)
+
+
+class StreamSourceError(RuntimeError):
+    """A broker cannot be reached or refuses a request; the message names it and the fix."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record as the broker returned it."""
+
+    partition: str  # Kafka partition number as text, or Kinesis shard id
+    position: str  # Kafka offset as text, or Kinesis sequence number
+    key: str | None
+    timestamp_ms: int | None  # broker (append / arrival) time
+    value: bytes
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Positions that expired before they were read (a retention gap)."""
+
+    partition: str
+    first: str  # first position missing
+    last: str  # last position missing
+    missing: int | None  # how many offsets (None: unknown, Kinesis)
+
+
+@dataclass
+class Fetched:
+    """One bounded fetch: records per partition, gaps found, new-position markers."""
+
+    records: dict[str, list[Record]]
+    gaps: list[Gap]
+    # partition -> position the consumer starts from with no record read yet
+    # (a starting position of ``latest`` or a timestamp): kept as a ``start`` segment.
+    starts: dict[str, str]
+
+    @property
+    def count(self) -> int:
+        return sum(len(r) for r in self.records.values())
+
+    @property
+    def bytes(self) -> int:
+        return sum(len(r.value) for rs in self.records.values() for r in rs)
+
+
+@dataclass(frozen=True)
+class PositionKey:
+    """A parsed segment key."""
+
+    scheme: str
+    name: str
+    partition: str
+    first: str
+    last: str
+
+
+def segment_key(scheme: str, name: str, partition: str, first: str, last: str) -> str:
+    """The ledger key of a segment (see the module docstring)."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme {scheme!r} is not one of {', '.join(SCHEMES)}")
+    return f"{scheme}://{name}/{partition}/{first}-{last}"
+
+
+def parse_segment_key(key: str) -> PositionKey | None:
+    """The parts of a segment key, or None for a key that is not one (a landed file)."""
+    match = _KEY.match(key)
+    if match is None:
+        return None
+    return PositionKey(match["scheme"], match["name"], match["part"], match["first"], match["last"])

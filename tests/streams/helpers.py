@@ -1,0 +1,75 @@
+"""Shared pieces of the stream tests: fixture feeds, framed records, table checksums."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from pathlib import Path
+from typing import Any
+
+from tests.streams.conftest import FIXTURE_PROJECT
+
+
+def kafka_feed(topic: str, **options: Any) -> Any:
+    from floe.feeds.declarations import make_feed
+
+    meta = {"kind": "kafka", "topic": topic, "registry_schema": "rides", **options}
+    return make_feed("bus", "rides", {}, meta)
+
+
+def kinesis_feed(stream: str, **options: Any) -> Any:
+    from floe.feeds.declarations import make_feed
+
+    meta = {"kind": "kinesis", "stream": stream, "registry_schema": "vitals", **options}
+    return make_feed("bus", "vitals", {}, meta)
+
+
+def with_brokers(settings: Any, env: dict[str, str]) -> Any:
+    return dataclasses.replace(
+        settings,
+        kafka_bootstrap_servers=env["FLOE_KAFKA_BOOTSTRAP_SERVERS"],
+        kinesis_endpoint=env["FLOE_KINESIS_ENDPOINT"],
+    )
+
+
+def versions(state_dir: Path, schema: str) -> list[Any]:
+    from floe.feeds.kinds.stream import schemas_dir, sync_local_registry
+
+    return sync_local_registry(state_dir, schemas_dir(FIXTURE_PROJECT)).versions(schema, "floe")
+
+
+def rides(state_dir: Path, n: int, bad_every: int = 0, seed: int = 7) -> list[bytes]:
+    """``n`` Glue-framed Avro rides; every ``bad_every``-th one Confluent-framed with an
+    id no registry maps (an ``unknown_schema`` quarantine)."""
+    from floe.registry import codec, wire
+
+    version = versions(state_dir, "rides")[-1]
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        record = {"ride_id": i, "city": rng.choice(["Oslo", "Lima", "Pune"]), "fare": i / 4}
+        if bad_every and i % bad_every == bad_every - 1:
+            out.append(wire.encode_confluent(codec.encode_payload(record, version), 4242))
+        else:
+            out.append(codec.frame(record, version))
+    return out
+
+
+def vitals(state_dir: Path, n: int) -> list[bytes]:
+    from floe.registry import codec
+
+    version = versions(state_dir, "vitals")[-1]
+    return [codec.frame({"device_id": i, "pressure": i * 0.5}, version) for i in range(n)]
+
+
+def table_checksum(spark: Any, table: str, columns: list[str]) -> tuple[int, int, str]:
+    """(rows, distinct keys, order-free content hash) of ``columns`` of ``table``."""
+    from pyspark.sql import functions as F
+
+    df = spark.table(table).select(*columns)
+    row = df.agg(
+        F.count(F.lit(1)),
+        F.countDistinct(*columns),
+        F.sum(F.xxhash64(*columns).cast("decimal(38,0)")).cast("string"),
+    ).collect()[0]
+    return int(row[0]), int(row[1]), str(row[2])
