@@ -199,3 +199,7 @@ class JsonRefs:
                     f"$ref {ref!r} does not resolve: nothing at {part!r}"
                 ) from None
         return node
+
+
+class UnsupportedSchemaError(ValueError):
+    """A schema with no Spark type (e.g. a recursive record)."""

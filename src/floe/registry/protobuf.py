@@ -211,7 +211,7 @@ def to_spark(text: str) -> Any:
 def _struct(descriptor: Any, stack: tuple[str, ...]) -> Any:
     from pyspark.sql import types as T
 
-    from floe.registry.types import UnsupportedSchemaError
+    from floe.registry.definitions import UnsupportedSchemaError
 
     if descriptor.full_name in stack:
         raise UnsupportedSchemaError(

@@ -28,6 +28,7 @@ from floe.registry.definitions import (
     AvroNames,
     JsonRefs,
     SchemaReferenceError,
+    UnsupportedSchemaError,
     avro_fullname,
     parse_data_format,
     parse_definition,
@@ -43,10 +44,6 @@ _AVRO_PRIMITIVES: dict[str, T.DataType] = {
     "bytes": T.BinaryType(),
     "string": T.StringType(),
 }
-
-
-class UnsupportedSchemaError(ValueError):
-    """A schema with no Spark type (e.g. a recursive record)."""
 
 
 def to_spark_type(definition: Any, data_format: str) -> T.DataType:
