@@ -7,7 +7,13 @@ import pytest
 from dbt.adapters.exceptions import ApproximateMatchError
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
-from floe.adapter import FloeColumn, FloeConnectionManager, FloeRelation, FloeStatementError
+from floe.adapter import (
+    FloeColumn,
+    FloeConnectionManager,
+    FloeRelation,
+    FloeStatementError,
+    cascaded_namespace,
+)
 
 
 @pytest.mark.parametrize(
@@ -49,12 +55,32 @@ def manager() -> FloeConnectionManager:
 
 
 def test_sql_errors_are_database_errors():
-    with pytest.raises(DbtDatabaseError, match="TABLE_OR_VIEW_NOT_FOUND"):
-        with manager().exception_handler("select * from nope"):
-            raise DbtRuntimeError("[TABLE_OR_VIEW_NOT_FOUND] The table `nope` cannot be found")
+    with (
+        pytest.raises(DbtDatabaseError, match="TABLE_OR_VIEW_NOT_FOUND"),
+        manager().exception_handler("select * from nope"),
+    ):
+        raise DbtRuntimeError("[TABLE_OR_VIEW_NOT_FOUND] The table `nope` cannot be found")
 
 
 def test_floes_own_refusals_keep_their_type():
-    with pytest.raises(FloeStatementError, match="unknown statement mark"):
-        with manager().exception_handler("/* floe:nope */ select 1"):
-            raise FloeStatementError("unknown statement mark floe:nope")
+    with (
+        pytest.raises(FloeStatementError, match="unknown statement mark"),
+        manager().exception_handler("/* floe:nope */ select 1"),
+    ):
+        raise FloeStatementError("unknown statement mark floe:nope")
+
+
+@pytest.mark.parametrize(
+    ("sql", "namespace"),
+    [
+        ("drop schema foo cascade", "foo"),
+        ('/* {"app": "dbt"} */\nDROP SCHEMA IF EXISTS `a-b` CASCADE;', "`a-b`"),
+        ("drop database foo cascade", "foo"),
+        ("drop schema foo", None),  # no cascade: Iceberg's refusal stands
+        ("drop table foo cascade", None),
+        ("drop schema a.b cascade", None),  # one namespace level only
+        ("drop schema foo cascade; drop table t", None),
+    ],
+)
+def test_raw_drop_schema_cascade_is_recognised(sql, namespace):
+    assert cascaded_namespace(sql) == namespace
