@@ -74,7 +74,7 @@ def test_untyped_null_columns_are_cast_to_string(render):
 def show(render):
     render.context_set(
         model={"name": "t", "resource_type": "model", "language": "sql"},
-        get_limit_subquery_sql=lambda sql, limit: f"{sql} limit {limit}",
+        default__get_limit_sql=lambda sql, limit: f"{sql} limit {limit}",
     )
     return render
 
@@ -86,7 +86,7 @@ def show(render):
 def test_show_of_a_change_applying_model_reads_its_table(show, config):
     show.configure(**config)
     show.adapter.get_relation = lambda database, schema, identifier: Relation(schema, identifier)
-    sql = normalize(str(show.call("get_show_sql", "select * from pending", None, 5)))
+    sql = normalize(str(show.call("floe__get_limit_sql", "select * from pending", 5)))
     assert sql == "select * from marts.t limit 5"
 
 
@@ -94,10 +94,10 @@ def test_show_of_an_unbuilt_scd2_model_says_to_build_it(show):
     show.configure(materialized="scd2")
     show.adapter.get_relation = lambda database, schema, identifier: None
     with pytest.raises(CompilerError, match=r"does not exist yet: run `dbt build -s t` first"):
-        show.call("get_show_sql", "select * from pending", None, 5)
+        show.call("floe__get_limit_sql", "select * from pending", 5)
 
 
 def test_show_of_other_models_runs_their_sql(show):
     show.configure(materialized="table")
-    sql = normalize(str(show.call("get_show_sql", "select 1 as id", None, 5)))
+    sql = normalize(str(show.call("floe__get_limit_sql", "select 1 as id", 5)))
     assert sql == "select 1 as id limit 5"

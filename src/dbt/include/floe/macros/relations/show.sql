@@ -5,7 +5,9 @@
     that is the pending batch, usually empty: show the built table instead, as an
     analyst expects. Every other model, and `dbt show --inline`, shows its SQL's rows.
 #}
-{% macro get_show_sql(compiled_code, sql_header, limit) -%}
+{% macro floe__get_limit_sql(sql, limit) -%}
+    {#- dbt show's query (get_show_sql) and a data test's limit both come here; only a
+        model node of those materializations is shown from its table -#}
     {%- if floe_shows_built_relation() -%}
         {%- set built = adapter.get_relation(this.database, this.schema, this.identifier) -%}
         {%- if built is none -%}
@@ -14,12 +16,9 @@
                 ~ ") shows its built table, which does not exist yet: run `dbt build -s "
                 ~ model.name ~ "` first") }}
         {%- endif -%}
-        {%- set compiled_code = 'select * from ' ~ built -%}
+        {%- set sql = 'select * from ' ~ built -%}
     {%- endif -%}
-    {%- if sql_header is not none -%}
-    {{ sql_header }}
-    {%- endif %}
-    {{ get_limit_subquery_sql(compiled_code, limit) }}
+    {{ default__get_limit_sql(sql, limit) }}
 {%- endmacro %}
 
 
