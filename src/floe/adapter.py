@@ -166,7 +166,9 @@ class FloeConnectionManager(SparkConnectionManager):
             cause = exc.__cause__ or exc.__context__
             if isinstance(cause, DbtRuntimeError) and type(cause) is not DbtRuntimeError:
                 raise cause from None
-            raise DbtDatabaseError(getattr(exc, "msg", str(exc))) from exc
+            # the database's own message, not dbt-spark's "Runtime Error" wrapping of it
+            message = cause.msg if isinstance(cause, DbtRuntimeError) else exc.msg
+            raise DbtDatabaseError(message) from exc
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:

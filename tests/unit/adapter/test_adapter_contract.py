@@ -56,10 +56,11 @@ def manager() -> FloeConnectionManager:
 
 def test_sql_errors_are_database_errors():
     with (
-        pytest.raises(DbtDatabaseError, match="TABLE_OR_VIEW_NOT_FOUND"),
+        pytest.raises(DbtDatabaseError, match="TABLE_OR_VIEW_NOT_FOUND") as raised,
         manager().exception_handler("select * from nope"),
     ):
         raise DbtRuntimeError("[TABLE_OR_VIEW_NOT_FOUND] The table `nope` cannot be found")
+    assert "Runtime Error" not in str(raised.value)  # not dbt-spark's wrapping
 
 
 def test_floes_own_refusals_keep_their_type():
