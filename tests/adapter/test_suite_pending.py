@@ -29,7 +29,7 @@ from dbt.tests.adapter.simple_snapshot.test_snapshot import BaseSimpleSnapshot, 
 
 
 def pending(area: str) -> pytest.MarkDecorator:
-    return pytest.mark.skip(reason=f"pending: floe's {area} on Iceberg (issue 26, other branch)")
+    return pytest.mark.skip(reason=f"pending: floe's {area} on Iceberg, built on another branch")
 
 
 @pending("dbt snapshots")
