@@ -26,6 +26,11 @@ inherits everything from dbt-spark (`dependencies=["spark"]`) and adds:
   cleans its connections up at the end of the invocation; readers never take it;
 - environments (floe.envs, docs/envs.md): with FLOE_ENV=<name> the run reads and
   writes the Iceberg branches env_<name> (spark.wap.branch), unset again at cleanup.
+- dbt's contract where dbt-spark bends it: SQL errors are DbtDatabaseError (dbt-spark
+  raises DbtRuntimeError), relations match their names case-insensitively unless
+  quoted (Iceberg keeps a model file's capitals: `MODEL`), and `Column.is_string`,
+  `is_integer`, `is_numeric`, `is_float` know Spark's type names (`string`, `int`,
+  `decimal(10,2)`, `double`).
 """
 
 from __future__ import annotations
@@ -35,18 +40,19 @@ import datetime as dt
 import decimal
 import functools
 import math
+import re
 from collections.abc import Iterator
-from contextlib import nullcontext
-from dataclasses import dataclass
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, fields
 from typing import Any
 
 from dbt.adapters.base import PythonJobHelper, available
 from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.events.logging import AdapterLogger
-from dbt.adapters.spark import SparkAdapter, SparkCredentials
+from dbt.adapters.spark import SparkAdapter, SparkColumn, SparkCredentials, SparkRelation
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod
 from dbt.adapters.spark.impl import SCHEMA_NOT_FOUND_MESSAGES
-from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.exceptions import DbtConfigError, DbtDatabaseError, DbtRuntimeError
 
 from floe import privacy
 from floe.cluster.guard import ClusterTargetError, require_cluster_session
@@ -119,8 +125,80 @@ def sql_literal(value: Any) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+@dataclass(frozen=True, eq=False, repr=False)
+class FloeRelation(SparkRelation):
+    """dbt-spark's relation, matching names case-insensitively where they are unquoted.
+
+    Iceberg's catalogs keep a name's case (a model file `MODEL.sql` makes table
+    `MODEL`); dbt looks unquoted names up in lower case and, for a relation it did not
+    create in this run, would call `MODEL` an approximate match of `model` and fail
+    the second run. Spark resolves unquoted names without regard to case, so does this.
+    """
+
+    def _is_exactish_match(self, field: Any, value: str) -> bool:
+        if self.quote_policy.get_part(field) is False:
+            return str(self.path.get_lowered_part(field)) == value.lower()
+        return bool(self.path.get_part(field) == value)
+
+
+# Spark's type names (DESCRIBE, Iceberg schemas) by dbt's column kinds.
+_SPARK_STRING = re.compile(r"^(string|varchar(\(\d+\))?|char(\(\d+\))?)$")
+_SPARK_INTEGER = ("tinyint", "smallint", "int", "integer", "bigint", "byte", "short", "long")
+_SPARK_FLOAT = ("float", "double", "real")
+_MENTIONS_NULL = re.compile(r"\bnull\b", re.IGNORECASE)
+
+
+@dataclass
+class FloeColumn(SparkColumn):
+    """dbt-spark's column, with `is_*` that know Spark's type names."""
+
+    def is_string(self) -> bool:
+        return bool(_SPARK_STRING.match(self.dtype.lower())) or super().is_string()
+
+    def is_integer(self) -> bool:
+        return self.dtype.lower() in _SPARK_INTEGER or super().is_integer()
+
+    def is_float(self) -> bool:
+        return self.dtype.lower() in _SPARK_FLOAT or super().is_float()
+
+    def is_numeric(self) -> bool:
+        dtype = self.dtype.lower()
+        return dtype.startswith(("decimal", "numeric")) or super().is_numeric()
+
+    @classmethod
+    def of(cls, column: SparkColumn) -> FloeColumn:
+        """The same column as a FloeColumn (dbt-spark builds SparkColumns itself)."""
+        if isinstance(column, cls):
+            return column
+        return cls(**{f.name: getattr(column, f.name) for f in fields(SparkColumn)})
+
+
+class FloeStatementError(DbtConfigError):
+    """A statement floe refuses before Spark sees it (a bad `/* floe:... */` mark)."""
+
+
 class FloeConnectionManager(SparkConnectionManager):
     TYPE = ADAPTER_TYPE
+
+    @contextmanager
+    def exception_handler(self, sql: str) -> Iterator[None]:
+        """dbt-spark's, raising dbt's DbtDatabaseError for what the database refused.
+
+        dbt-spark turns every error into DbtRuntimeError; dbt (and its adapter suite)
+        expect a SQL error to be a DbtDatabaseError. floe's own refusals keep their type.
+        """
+        try:
+            with super().exception_handler(sql):
+                yield
+        except DbtDatabaseError:
+            raise
+        except DbtRuntimeError as exc:
+            cause = exc.__cause__ or exc.__context__
+            if isinstance(cause, DbtRuntimeError) and type(cause) is not DbtRuntimeError:
+                raise cause from None
+            # the database's own message, not dbt-spark's "Runtime Error" wrapping of it
+            message = cause.msg if isinstance(cause, DbtRuntimeError) else exc.msg
+            raise DbtDatabaseError(message) from exc
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:
@@ -244,12 +322,15 @@ def _literal_binding_wrapper() -> type:
             try:
                 marks = statement_marks(sql)
             except ValueError as exc:
-                raise DbtRuntimeError(str(exc)) from exc
+                raise FloeStatementError(str(exc)) from exc
 
             def run() -> None:
                 # Only a statement that asks for settings needs the session itself.
                 held = statement_settings(get_spark(), marks) if marks else nullcontext()
                 with held:
+                    namespace = cascaded_namespace(sql)
+                    if namespace is not None:
+                        _empty_namespace(get_spark(), namespace)
                     super(LiteralBindingSessionWrapper, self).execute(sql, bindings)
 
             with _catalog_contention(connection_settings(), "running a dbt statement"):
@@ -297,6 +378,8 @@ class SessionPythonJobHelper(PythonJobHelper):
 
 class FloeAdapter(SparkAdapter):
     ConnectionManager = FloeConnectionManager
+    Relation = FloeRelation  # type: ignore[assignment]
+    Column = FloeColumn  # type: ignore[assignment]
 
     @classmethod
     def type(cls) -> str:
@@ -391,6 +474,47 @@ class FloeAdapter(SparkAdapter):
             raise DbtRuntimeError(str(exc)) from exc
         return ""
 
+    @available
+    def floe_drop_table(self, relation: Any) -> str:
+        """Drop an Iceberg table and delete its files (data, manifests, metadata).
+
+        The same result as `drop table ... purge`, whose Iceberg implementation deletes
+        the files with a Spark action (jobs that list and delete them: seconds per
+        table on a busy machine); here the driver deletes them with Iceberg's own
+        `CatalogUtil.dropTableData`, as Iceberg's non-Spark catalogs purge. A table
+        with `gc.enabled=false` keeps Iceberg's refusal (purge through SQL).
+        """
+        from floe.runtime import get_spark
+
+        _drop_iceberg_table(get_spark(), str(relation))
+        return ""
+
+    @available
+    def floe_query_columns(self, sql: str) -> list[str]:
+        """The output column names of a query, from Spark's analyzer (nothing runs)."""
+        from floe.runtime import get_spark
+
+        return [field.name for field in get_spark().sql(sql).schema.fields]
+
+    @available
+    def floe_void_columns(self, sql: str) -> list[str]:
+        """The query's columns of Spark's `void` type (an untyped `null`), if any.
+
+        Only SQL that mentions null is analyzed; SQL Spark cannot analyze here is left
+        to fail where it runs, with its own error.
+        """
+        if not _MENTIONS_NULL.search(sql):
+            return []
+        from pyspark.sql.types import NullType
+
+        from floe.runtime import get_spark
+
+        try:
+            schema = get_spark().sql(sql).schema
+        except Exception:
+            return []
+        return [field.name for field in schema.fields if isinstance(field.dataType, NullType)]
+
     def list_relations_without_caching(self, schema_relation: Any) -> list[Any]:
         schema = schema_relation.schema
         try:
@@ -457,7 +581,61 @@ class FloeAdapter(SparkAdapter):
         owner = next((row["data_type"] for row in metadata if row["col_name"] == "Owner"), None)
         for column in columns:
             column.table_owner = owner
-        return columns
+            column.column_index += 1  # dbt's catalog counts columns from 1
+        return [FloeColumn.of(column) for column in columns]
+
+    def get_columns_in_relation(self, relation: Any) -> list[Any]:
+        return [FloeColumn.of(column) for column in super().get_columns_in_relation(relation)]
+
+
+_LEADING_COMMENTS = re.compile(r"^\s*(?:/\*.*?\*/\s*|--[^\n]*\n\s*)*", re.DOTALL)
+_DROP_CASCADE = re.compile(
+    r"drop\s+(?:schema|database|namespace)\s+(?:if\s+exists\s+)?"
+    r"(?P<name>`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)\s+cascade\s*;?\s*$",
+    re.IGNORECASE,
+)
+
+
+def cascaded_namespace(sql: str) -> str | None:
+    """The namespace of a `drop schema <name> cascade` statement (quoted as given), else
+    None. Iceberg's catalogs ignore CASCADE and refuse a namespace that holds tables or
+    views, so floe empties it first (docs: README, "dbt on Iceberg")."""
+    match = _DROP_CASCADE.fullmatch(_LEADING_COMMENTS.sub("", sql, count=1).strip())
+    return match.group("name") if match else None
+
+
+def _empty_namespace(spark: Any, namespace: str) -> None:
+    """Drop every view and table (with its files) of ``namespace``; nothing if it is
+    missing. ``namespace`` is one identifier (plain or backquoted: cascaded_namespace)."""
+    if not spark.catalog.databaseExists(namespace.strip("`")):
+        return
+    views = {row[1] for row in spark.sql(f"show views in {namespace}").collect() if not row[2]}
+    for view in sorted(views):
+        spark.sql(f"drop view if exists {namespace}.`{view}`")
+    for row in spark.sql(f"show tables in {namespace}").collect():
+        if not row[2] and row[1] not in views:
+            _drop_iceberg_table(spark, f"{namespace}.`{row[1]}`")
+
+
+def _drop_iceberg_table(spark: Any, table: str) -> None:
+    """`drop table if exists <table> purge`, deleting the files in the driver."""
+    jvm: Any = spark._jvm
+    name = f"{spark.conf.get('spark.sql.defaultCatalog', 'spark_catalog')}.{table}"
+    try:
+        loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+            spark._jsparkSession, name
+        )
+    except Exception:  # not an Iceberg table of the catalog: a temporary view, or missing
+        spark.sql(f"drop table if exists {table} purge")  # Spark's own drop decides
+        return
+    if str(loaded.properties().getOrDefault("gc.enabled", "true")).lower() == "false":
+        spark.sql(f"drop table if exists {table} purge")  # Iceberg refuses, naming why
+        return
+    loaded.refresh()
+    metadata = loaded.operations().current()
+    io = loaded.io()
+    spark.sql(f"drop table if exists {table}")
+    jvm.org.apache.iceberg.CatalogUtil.dropTableData(io, metadata)
 
     # ---- seeds (floe.materialize.seeds; docs/decisions/0025-seeds-and-snapshots.md)
 

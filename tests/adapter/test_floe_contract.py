@@ -38,13 +38,36 @@ class TestDropSchemaWithRelationsFloe:
     def test_drop_schema_drops_tables_views_then_the_namespace(self, project, spark):
         run_dbt(["run"])
         assert project.test_schema in namespaces(spark)
+        table = f"{project.test_schema}.a_table"
+        files = [
+            Path(row[0].removeprefix("file:"))
+            for row in spark.sql(
+                f"select file_path from {table}.files union all "
+                f"select file from {table}.metadata_log_entries"
+            ).collect()
+        ]
+        assert files and all(f.exists() for f in files)
         with project.adapter.connection_named("__test"):
             schema = project.adapter.Relation.create(schema=project.test_schema)
             project.adapter.drop_schema(schema)
         assert project.test_schema not in namespaces(spark)
+        # purged: no data or metadata file of the table is left behind
+        assert [f for f in files if f.exists()] == []
+
         # dropping it again is nothing to do, not an error
         with project.adapter.connection_named("__test"):
             project.adapter.drop_schema(schema)
+
+    def test_raw_drop_schema_cascade_empties_the_namespace_first(self, project, spark):
+        run_dbt(["run"])
+        table = f"{project.test_schema}.a_table"
+        files = [
+            Path(row[0].removeprefix("file:"))
+            for row in spark.sql(f"select file_path from {table}.files").collect()
+        ]
+        project.run_sql(f"drop schema {project.test_schema} cascade")
+        assert project.test_schema not in namespaces(spark)
+        assert files and [f for f in files if f.exists()] == []
 
 
 SOURCES_IN_MISSING_SCHEMA = f"""

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from floe.lineage import LineageGraph
 from floe.lineage.cli import lineage
 from tests.lineage.manifests import feed_project, model
 
@@ -86,3 +88,54 @@ def test_errors_name_what_to_fix(target: Path, tmp_path: Path):
     assert missing.exit_code == 1 and "run `dbt compile`" in missing.output
     both = runner.invoke(lineage, ["diff", "--target-path", str(target)])
     assert both.exit_code == 2 and "exactly one of --base" in both.output
+
+
+def _with_checksums(manifest: dict) -> dict:
+    for uid, node in manifest["nodes"].items():
+        node["checksum"] = {"name": "sha256", "checksum": f"sum-of-{uid}"}
+    return manifest
+
+
+def test_a_partial_build_keeps_the_lineage_of_unselected_models(target: Path):
+    manifest = _with_checksums(json.loads((target / "manifest.json").read_text()))
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    before = invoke("mart.contact", "--target-path", str(target))
+    # `dbt build -s mart` writes a manifest where only mart is compiled
+    partial = copy.deepcopy(manifest)
+    partial["nodes"]["model.shop.stg_customers"]["compiled_code"] = None
+    (target / "manifest.json").write_text(json.dumps(partial))
+    newer = (target / "lineage.json").stat().st_mtime + 5
+    os.utime(target / "manifest.json", (newer, newer))
+    after = invoke("mart.contact", "--target-path", str(target))
+    assert after == before
+    assert "not compiled" not in after
+    # a model changed since its last compilation is not given its old SQL
+    partial["nodes"]["model.shop.stg_customers"]["checksum"]["checksum"] = "edited"
+    (target / "manifest.json").write_text(json.dumps(partial))
+    os.utime(target / "manifest.json", (newer + 5, newer + 5))
+    invoke("build", "--target-path", str(target))
+    graph = LineageGraph.read(target / "lineage.json")
+    assert graph.nodes["model.shop.stg_customers"].status == "no_sql"
+
+
+def test_warehouse_spelling_resolves_and_a_typo_gets_a_suggestion(target: Path):
+    by_name = invoke("mart.contact", "--target-path", str(target))
+    assert invoke("marts.mart.contact", "--target-path", str(target)) == by_name
+    assert invoke("lake.marts.mart.contact", "--target-path", str(target)) == by_name
+    typo = CliRunner().invoke(lineage, ["marts.mrat.contact", "--target-path", str(target)])
+    assert typo.exit_code == 1 and "did you mean mart?" in typo.output
+
+
+def test_count_star_depends_on_the_rows_it_counts(tmp_path: Path):
+    manifest = feed_project()
+    manifest["nodes"]["model.shop.customer_count"] = model(
+        "customer_count",
+        "select count(*) as customers from staging.stg_customers",
+        ["model.shop.stg_customers"],
+        layer="marts",
+    )
+    folder = tmp_path / "target"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    out = invoke("customer_count.customers", "--target-path", str(folder))
+    assert out.splitlines()[1] == ("  <- stg_customers.* (its rows) [aggregate: COUNT(*)]")

@@ -119,11 +119,29 @@ def test_aggregate_and_group_by():
     result = query_lineage(sql, SCHEMA)
     assert edges(result) == {
         "customer_id": {"raw.orders.customer_id": "identity"},
-        "orders": {},
+        # count(*) reads no column: the rows of raw.orders (a table-level edge)
+        "orders": {"raw.orders.*": "aggregate"},
         "total": {"raw.orders.amount": "aggregate"},
     }
     assert result.columns["orders"].kind == "aggregate"
     assert {str(r): k for r, k in result.indirect.items()} == {"raw.orders.customer_id": "group_by"}
+
+
+def test_table_level_dependencies_through_ctes_joins_and_windows():
+    sql = """
+        with recent as (select * from raw.orders where amount > 0),
+        both_sides as (
+            select r.order_id from recent as r join raw.customers as c
+            on r.customer_id = c.customer_id
+        )
+        select count(*) as n, row_number() over (order by 1) as rn, 1 as one
+        from both_sides
+    """
+    result = query_lineage(sql, SCHEMA)
+    expected = {"raw.orders.*": "aggregate", "raw.customers.*": "aggregate"}
+    assert edges(result)["n"] == expected
+    assert edges(result)["rn"] == {"raw.orders.*": "window", "raw.customers.*": "window"}
+    assert edges(result)["one"] == {}  # a constant reads nothing
 
 
 def test_window_function():

@@ -238,6 +238,10 @@ def test_generated_history_matches_oracle_and_full_refresh(spark, lakehouse, dbt
     incremental = dim_rows(spark)
     assert incremental == expected_dim(lakehouse.landing)
     assert_invariants(incremental)
+    # `dbt show` of the dimension shows its rows, not the (empty) pending-load query
+    shown = dbt(["show", "-s", "dim_customer", "--limit", "-1"]).result.results[0]
+    assert len(shown.agate_table.rows) == len(incremental) > 0
+    assert "customer_sk" in shown.agate_table.column_names
     # Deletes and a returning customer happen in the generated history.
     closed = [r for r in incremental if r[9] != SENTINEL]
     assert closed

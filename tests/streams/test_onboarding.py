@@ -42,7 +42,7 @@ def test_a_topic_and_a_stream_need_only_yaml_and_a_schema(
     from kafka.admin import KafkaAdminClient, NewTopic
 
     from floe.cli import main
-    from floe.dbt import run_dbt
+    from floe.dbt_runner import run_dbt
     from floe.feeds import find_feed, load_feeds
 
     project = _project(tmp_path / "project")

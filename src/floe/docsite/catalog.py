@@ -190,7 +190,7 @@ def relation_rows(
             "column_comment": column.get("doc"),
             **stats,
         }
-        for index, column in enumerate(columns)
+        for index, column in enumerate(columns, start=1)
     ]
 
 
@@ -280,7 +280,7 @@ def feed_rows(sources: Iterable[Mapping[str, Any]], settings: Settings) -> list[
                 "column_type": typ or "string",
                 "column_comment": None,
             }
-            for index, (name, typ) in enumerate(columns.items())
+            for index, (name, typ) in enumerate(columns.items(), start=1)
         )
     return rows
 

@@ -16,6 +16,7 @@ import click
 
 from floe.lineage.graph import (
     ANY_COLUMN,
+    UNKNOWN,
     Edge,
     LineageError,
     LineageGraph,
@@ -54,10 +55,13 @@ def render_tree(graph: LineageGraph, key: tuple[str, str], downstream: bool = Fa
     lines: list[str] = []
     seen: set[tuple[str, str]] = set()
 
-    def label(node_id: str, column: str) -> str:
+    def label(node_id: str, column: str, kind: str = "") -> str:
         node = graph.nodes.get(node_id)
         name = node.name if node else node_id
-        return f"{name}.{column}" if column != ANY_COLUMN else f"{name}.? (unknown column)"
+        if column != ANY_COLUMN:
+            return f"{name}.{column}"
+        # a table-level edge (count(*)): the rows of the relation, not a column
+        return f"{name}.? (unknown column)" if kind == UNKNOWN else f"{name}.* (its rows)"
 
     def describe(edge: Edge) -> str:
         text = edge.kind
@@ -73,7 +77,7 @@ def render_tree(graph: LineageGraph, key: tuple[str, str], downstream: bool = Fa
             arrow = "->" if downstream else "<-"
             repeat = nxt in seen and nxt[1] != ANY_COLUMN
             lines.append(
-                f"{'  ' * depth}{arrow} {label(*nxt)} {describe(edge)}"
+                f"{'  ' * depth}{arrow} {label(*nxt, edge.kind)} {describe(edge)}"
                 + (" (see above)" if repeat else "")
             )
             if not repeat and nxt[1] != ANY_COLUMN:

@@ -22,6 +22,7 @@ a table column the SQL does not produce (schema evolution) get ``unknown`` edges
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
@@ -101,7 +102,16 @@ class LineageGraph:
         if not matches:
             matches = [n for n in nodes if n.id.split(".")[-1] == node_part]
         if not matches:
-            raise LineageError(f"no model, source or seed called {node_part!r} in the lineage")
+            # the warehouse's spelling: [lake.]marts.dim_customer
+            relation = _relation_key(node_part)
+            matches = [n for n in nodes if relation and n.relation == relation]
+        if not matches:
+            known = sorted({n.name for n in nodes})
+            close = difflib.get_close_matches(node_part.split(".")[-1], known, n=3)
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            raise LineageError(
+                f"no model, source or seed called {node_part!r} in the lineage{hint}"
+            )
         if len(matches) > 1:
             names = ", ".join(sorted(n.id for n in matches))
             raise LineageError(f"{node_part!r} is ambiguous ({names}); use the unique id")
@@ -717,9 +727,37 @@ def build_from_target(target: Path, project_dir: Path | None = None) -> LineageG
             f"{manifest_path} does not exist: run `dbt compile` or `dbt docs generate` first"
         )
     manifest = json.loads(manifest_path.read_text())
+    remember_compiled_sql(manifest, target / COMPILED_MEMO)
     catalog_path = target / "catalog.json"
     catalog = json.loads(catalog_path.read_text()) if catalog_path.exists() else None
     return build_graph(manifest, catalog, project_dir)
+
+
+# The compiled SQL of every model as of its last compilation, keyed by the model's source
+# checksum: a partial `dbt build -s x` writes a manifest whose unselected models carry no
+# compiled SQL, and their lineage is the same as when they were last compiled.
+COMPILED_MEMO = "lineage_compiled.json"
+
+
+def remember_compiled_sql(manifest: Mapping[str, Any], memo_path: Path) -> int:
+    """Fill in the compiled SQL the manifest lacks from ``memo_path`` (same source
+    checksum only), then record the manifest's compiled SQL there. Returns how many
+    nodes were filled in."""
+    try:
+        memo: dict[str, Any] = json.loads(memo_path.read_text())
+    except (FileNotFoundError, ValueError):
+        memo = {}
+    filled = 0
+    for uid, node in (manifest.get("nodes") or {}).items():
+        checksum = str((node.get("checksum") or {}).get("checksum") or "")
+        if node.get("compiled_code"):
+            memo[uid] = {"checksum": checksum, "compiled_code": node["compiled_code"]}
+        elif checksum and (memo.get(uid) or {}).get("checksum") == checksum:
+            node["compiled_code"] = memo[uid]["compiled_code"]
+            filled += 1
+    memo = {uid: entry for uid, entry in memo.items() if uid in (manifest.get("nodes") or {})}
+    memo_path.write_text(json.dumps(memo, separators=(",", ":")))
+    return filled
 
 
 def mart_coverage(graph: LineageGraph, layer: str = "marts") -> tuple[int, int, list[str]]:

@@ -40,6 +40,7 @@ KINDS = (
     "unknown",
 )
 INDIRECT_KINDS = ("filter", "join", "group_by")
+ROWS = "*"  # a table-level reference: the rows of a relation, not one of its columns
 _RANK = {kind: rank for rank, kind in enumerate(KINDS)}
 _CASTS = (exp.Cast, exp.TryCast)
 _EXPLODES = (exp.Explode, exp.Posexplode, exp.Inline)
@@ -287,9 +288,29 @@ class _Walker:
                     )
                 traced.unknown.extend(part.unknown)
                 traced.kind = stronger(traced.kind, kind)
-        if not traced.refs and not traced.unknown and local not in ("aggregate", "window"):
-            traced.kind = "expression"  # a constant: no column feeds it
+        if not traced.refs and not traced.unknown:
+            if local in ("aggregate", "window"):
+                # count(*), row_number() over (): no column feeds it, the rows of the
+                # tables it reads do (a table-level edge, column "*").
+                for table in self._row_sources(scope):
+                    traced.refs[Ref(table, ROWS)] = local
+            else:
+                traced.kind = "expression"  # a constant: no column feeds it
         return traced
+
+    def _row_sources(self, scope: Scope) -> set[str]:
+        """The tables whose rows a scope reads (through CTEs, subqueries and unions)."""
+        tables: set[str] = set()
+        for name, source in scope.sources.items():
+            if isinstance(source, exp.Table):
+                tables.add(_table_name(source))
+            elif source.is_cte and str(name).startswith("__dbt__cte__"):
+                tables.add(str(name).lower())
+            elif isinstance(source, Scope):
+                branches = source.set_operation_scopes or [source]
+                for branch in branches:
+                    tables |= self._row_sources(branch)
+        return tables
 
     def _resolve(
         self, scope: Scope, col: exp.Column, local: str, traced: _Traced, compose_sql: bool = True

@@ -11,7 +11,6 @@ from tests.unit.macros.jinja_harness import Column, CompilerError, Relation, ass
     ("strategy", "unique_key", "partition_by", "message"),
     [
         ("insert_overwrite", None, None, "'insert_overwrite' without partition_by would replace"),
-        ("delete+insert", "id", None, "'delete\\+insert' is not one of append, merge"),
     ],
 )
 def test_invalid_incremental_config_fails_naming_the_model(
@@ -19,6 +18,12 @@ def test_invalid_incremental_config_fails_naming_the_model(
 ):
     with pytest.raises(CompilerError, match="Model marts.t: incremental_strategy " + message):
         render.call("floe_validate_incremental", strategy, unique_key, partition_by)
+
+
+def test_unknown_strategy_gets_dbts_message_naming_the_model(render):
+    expected = r"Invalid incremental strategy provided: delete\+insert \(model marts.t\)"
+    with pytest.raises(CompilerError, match=expected + r"\n +Expected one of: 'append', 'merge'"):
+        render.call("floe_validate_incremental", "delete+insert", "id", None)
 
 
 @pytest.mark.parametrize(

@@ -111,18 +111,26 @@ def test_sort_order_is_set_once(render):
     assert render.statements == []
 
 
+def _purging(render) -> list[str]:
+    purged: list[str] = []
+    render.adapter.floe_drop_table = lambda relation: purged.append(str(relation)) or ""
+    return purged
+
+
 def test_iceberg_tables_are_purged_views_dropped(render):
+    purged = _purging(render)
     render.call("floe__drop_relation", Relation("marts", "t"))
-    assert render.statement("drop_relation") == "drop table if exists marts.t purge"
+    assert purged == ["marts.t"]  # the table and its files (floe_drop_table)
     render.call("floe__drop_relation", Relation("marts", "v", "view"))
     assert render.statement("drop_relation") == "drop view if exists marts.v"
 
 
 def test_drop_schema_drops_its_relations_first(render):
+    purged = _purging(render)
     render.relations = [Relation("s1", "a"), Relation("s1", "v", "view"), Relation("s2", "b")]
     render.call("floe__drop_schema", Relation("s1", ""))
+    assert purged == ["s1.a"]
     assert [sql for name, sql in render.statements] == [
-        "drop table if exists s1.a purge",
         "drop view if exists s1.v",
         "drop schema if exists s1 cascade",
     ]

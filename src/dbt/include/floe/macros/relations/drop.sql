@@ -1,15 +1,17 @@
 {#
-    Iceberg tables are dropped with PURGE so a full refresh leaves no data files
-    behind (a plain DROP only forgets the table in the catalog).
+    Iceberg tables are dropped with their files so a full refresh leaves no data
+    files behind (a plain DROP only forgets the table in the catalog). The files are
+    deleted by the driver (floe.adapter.FloeAdapter.floe_drop_table), not by the
+    Spark action `drop table ... purge` runs.
 #}
 {% macro floe__drop_relation(relation) -%}
-    {% call statement('drop_relation', auto_begin=False) -%}
-        {%- if relation.type == 'view' -%}
+    {%- if relation.type == 'view' -%}
+        {% call statement('drop_relation', auto_begin=False) -%}
             drop view if exists {{ relation }}
-        {%- else -%}
-            drop table if exists {{ relation }} purge
-        {%- endif -%}
-    {%- endcall %}
+        {%- endcall %}
+    {%- else -%}
+        {%- do adapter.floe_drop_table(relation) -%}
+    {%- endif -%}
 {% endmacro %}
 
 

@@ -10,9 +10,10 @@
 {% macro floe_validate_incremental(strategy, unique_key, partition_by) %}
     {%- set allowed = ['append', 'merge', 'insert_overwrite', 'cdc', 'microbatch'] -%}
     {%- if strategy not in allowed -%}
+        {#- dbt's own wording (dbt-spark's validate.sql), with the model named -#}
         {{ exceptions.raise_compiler_error(
-            "Model " ~ this ~ ": incremental_strategy '" ~ strategy
-            ~ "' is not one of " ~ allowed | join(', ')) }}
+            "Invalid incremental strategy provided: " ~ strategy ~ " (model " ~ this
+            ~ ")\n    Expected one of: '" ~ allowed | join("', '") ~ "'") }}
     {%- endif -%}
     {%- if strategy == 'insert_overwrite' and not partition_by -%}
         {{ exceptions.raise_compiler_error(

@@ -7,6 +7,12 @@
 {% macro floe__create_table_as(temporary, relation, compiled_code, language='sql') -%}
     {%- if language == 'python' -%}
         {{ floe_py_write(compiled_code, relation, temporary) }}
+    {%- elif not temporary -%}
+        {{ floe_create_table_as_sql(relation, compiled_code) }}
+    {%- elif config.get('contract').enforced -%}
+        {#- an incremental model's new rows: checked as they are written (constraints.sql) -#}
+        {{ spark__create_table_as(temporary, relation,
+            floe_enforced_select(get_select_subquery(compiled_code)), language) }}
     {%- else -%}
         {{ spark__create_table_as(temporary, relation, compiled_code, language) }}
     {%- endif -%}
