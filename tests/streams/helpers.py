@@ -11,14 +11,14 @@ from tests.streams.conftest import FIXTURE_PROJECT
 
 
 def kafka_feed(topic: str, **options: Any) -> Any:
-    from floe.feeds.declarations import make_feed
+    from floe.feeds.sources import make_feed
 
     meta = {"kind": "kafka", "topic": topic, "registry_schema": "rides", **options}
     return make_feed("bus", "rides", {}, meta)
 
 
 def kinesis_feed(stream: str, **options: Any) -> Any:
-    from floe.feeds.declarations import make_feed
+    from floe.feeds.sources import make_feed
 
     meta = {"kind": "kinesis", "stream": stream, "registry_schema": "vitals", **options}
     return make_feed("bus", "vitals", {}, meta)
