@@ -19,7 +19,7 @@ export DBT_PROJECT_DIR := $(CURDIR)
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup postgresql build test test-cluster test-privacy-crash chaos lint fmt unit integration bench docs docs-serve clean
+.PHONY: help setup postgresql build test test-adapter-suite test-cluster test-privacy-crash chaos lint fmt unit integration bench docs docs-serve clean
 
 help:
 	@echo "make build   set up, generate demo data, dbt build on the embedded default"
@@ -67,6 +67,11 @@ unit: setup
 
 integration: setup
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
+
+# dbt-tests-adapter's wider catalogue (every class dbt-spark or dbt-databricks runs) on top
+# of the core classes `make test` runs (tests/adapter/conftest.py, WIDE_SUITE).
+test-adapter-suite: setup
+	FLOE_ADAPTER_SUITE=all $(BIN)/python -m pytest tests/adapter $(PYTEST_ARGS)
 
 # The scale-out test alone (it also runs in `make test`): cluster up, local vs cluster build.
 test-cluster: setup
