@@ -67,6 +67,7 @@ def build(
     """
     from floe.dbt import run_dbt
     from floe.generator import GenerateOptions, generate
+    from floe.lineage.openlineage import after_dbt
     from floe.runtime import get_spark
     from floe.runtime.locking import WriterLockTimeout, writer_lock
 
@@ -91,7 +92,9 @@ def build(
     # Held across dbt; the adapter's own acquisition re-enters it.
     try:
         with writer_lock(settings, "floe build"):
-            run = run_dbt(args, settings=settings)
+            warn = lambda m: click.echo(m, err=True)  # noqa: E731
+            emit = after_dbt(settings.catalog_name, warn, settings.dbt_project_dir())
+            run = run_dbt(args, settings=settings, finish=emit)
     except WriterLockTimeout as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(
