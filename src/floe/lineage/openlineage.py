@@ -46,6 +46,8 @@ from floe.lineage.graph import UNKNOWN, LineageGraph, build_graph
 PRODUCER = "https://github.com/floe-lakehouse/floe/tree/main/src/floe/lineage/openlineage.py"
 DEFAULT_JOB_NAMESPACE = "floe"
 EXECUTED_TYPES = ("model", "snapshot", "seed")
+# dbt commands that write tables; others (compile, docs, test, ...) send no events.
+WRITING_COMMANDS = ("build", "run", "seed", "snapshot")
 # floe edge kinds -> OpenLineage transformation (type, subtype); see docs/lineage.md.
 _TRANSFORMATIONS = {
     "identity": ("DIRECT", "IDENTITY"),
@@ -143,6 +145,43 @@ def _tests_by_model(
     return out
 
 
+def _combined(kinds: list[str]) -> str:
+    """One kind for a chain of edges through ephemeral models (the strongest step)."""
+    if "aggregate" in kinds:
+        return "aggregate"
+    if all(k in ("identity", "rename", "field") for k in kinds):
+        return "identity"
+    return next((k for k in kinds if k not in ("identity", "rename", "field")), "expression")
+
+
+def _table_inputs(
+    graph: LineageGraph, key: tuple[str, str], relations: Mapping[str, str]
+) -> dict[tuple[str, str], str]:
+    """The table columns ``key`` reads directly, looking through ephemeral models.
+
+    Ephemeral models are inlined CTEs, not tables: their own inputs stand in for them.
+    Landed files and ``unknown`` edges are not columns of a catalog table: left out.
+    """
+    out: dict[tuple[str, str], str] = {}
+    stack: list[tuple[tuple[str, str], list[str]]] = [(key, [])]
+    seen: set[tuple[str, str]] = set()
+    while stack:
+        current, kinds = stack.pop()
+        for edge in graph.upstream_edges(current):
+            if edge.kind == UNKNOWN or edge.src in seen:
+                continue
+            seen.add(edge.src)
+            chain = [*kinds, edge.kind]
+            if edge.src[0] in relations:
+                out.setdefault(edge.src, _combined(chain))
+            elif (
+                graph.nodes.get(edge.src[0]) is not None
+                and graph.nodes[edge.src[0]].type == "model"
+            ):
+                stack.append((edge.src, chain))
+    return out
+
+
 def _column_lineage(
     graph: LineageGraph, uid: str, namespace: str, relations: Mapping[str, str]
 ) -> column_lineage_dataset.ColumnLineageDatasetFacet | None:
@@ -150,25 +189,21 @@ def _column_lineage(
     if node is None:
         return None
     fields: dict[str, list[column_lineage_dataset.InputField]] = {c: [] for c in node.columns}
-    for edge in graph.edges:
-        if edge.dst[0] != uid or edge.kind == UNKNOWN or edge.dst[1] not in fields:
-            continue
-        source = relations.get(edge.src[0])
-        if source is None:  # landed files: not a table of the catalog
-            continue
-        kind, subtype = _TRANSFORMATIONS.get(edge.kind, ("DIRECT", "TRANSFORMATION"))
-        fields[edge.dst[1]].append(
-            column_lineage_dataset.InputField(
-                namespace=namespace,
-                name=source,
-                field=edge.src[1],
-                transformations=[
-                    column_lineage_dataset.Transformation(
-                        type=kind, subtype=subtype, description=edge.kind
-                    )
-                ],
+    for column in fields:
+        for (src_uid, src_column), kind in _table_inputs(graph, (uid, column), relations).items():
+            ol_kind, subtype = _TRANSFORMATIONS.get(kind, ("DIRECT", "TRANSFORMATION"))
+            fields[column].append(
+                column_lineage_dataset.InputField(
+                    namespace=namespace,
+                    name=relations[src_uid],
+                    field=src_column,
+                    transformations=[
+                        column_lineage_dataset.Transformation(
+                            type=ol_kind, subtype=subtype, description=kind
+                        )
+                    ],
+                )
             )
-        )
     dataset = []
     for src_uid, column, kind in node.indirect:
         source = relations.get(src_uid)
@@ -242,6 +277,9 @@ def build_events(
     manifest, else the lineage is computed from the manifest (and ``catalog.json``).
     """
     results = _read(target, "run_results.json", required=True) or {}
+    command = (results.get("args") or {}).get("which") or "dbt"
+    if command not in WRITING_COMMANDS:
+        return []
     manifest = _read(target, "manifest.json", required=True) or {}
     catalog = _read(target, "catalog.json", required=False)
     if graph is None:
@@ -259,7 +297,6 @@ def build_events(
     invocation_id = metadata.get("invocation_id") or str(uuid.uuid4())
     generated = _parse_time(metadata.get("generated_at"), datetime.now(UTC))
     project = (manifest.get("metadata") or {}).get("project_name") or "dbt"
-    command = (results.get("args") or {}).get("which") or "dbt"
     nodes: dict[str, Any] = {**manifest.get("sources", {}), **manifest.get("nodes", {})}
     relations = {
         uid: _relation(n)
