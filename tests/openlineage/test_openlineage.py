@@ -314,3 +314,42 @@ def test_every_mart_column_of_the_project_has_column_lineage(lakehouse, tmp_path
         assert empty == [], f"{output['name']}: no input columns for {empty}"
         columns += len(fields)
     assert columns >= 177
+
+
+@pytest.mark.integration
+def test_floe_build_sends_events_and_a_dead_endpoint_does_not_fail_it(
+    spark, lakehouse, tmp_path, monkeypatch
+):
+    from floe.cli import main
+
+    _no_openlineage_env(monkeypatch, tmp_path)
+    monkeypatch.chdir(ROOT)
+    log = tmp_path / "events.jsonl"
+    file_transport = {"type": "file", "log_file_path": str(log), "append": True}
+    monkeypatch.setenv("OPENLINEAGE_CONFIG", str(_config(tmp_path, "file", file_transport)))
+    args = ["build", "--days", "1", "--scale", "5", "-s", "+stg_customers__master"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "OpenLineage" not in result.output
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    validators = _validators()
+    for event in events:
+        validate(event, validators)
+    jobs = {(e["job"]["name"].split(".")[-1], e["eventType"]) for e in events}
+    assert ("raw_customers__master", "COMPLETE") in jobs
+    assert ("stg_customers__master", "START") in jobs
+    (raw,) = [
+        e
+        for e in events
+        if e["eventType"] == "COMPLETE"
+        and e["outputs"][0:1]
+        and e["outputs"][0]["name"] == "raw.customer_master"
+    ]
+    assert raw["outputs"][0]["namespace"] == "iceberg://lake"
+
+    dead = {"type": "http", "url": f"http://127.0.0.1:{_free_port()}", "retry": {"total": 0}}
+    monkeypatch.setenv("OPENLINEAGE_CONFIG", str(_config(tmp_path, "dead", dead)))
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.output.splitlines() if line.startswith("OpenLineage")]
+    assert len(warnings) == 1 and "events not sent" in warnings[0]
