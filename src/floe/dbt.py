@@ -64,7 +64,7 @@ def run_dbt(
             first_node.append(time.perf_counter() - started)
 
     res = dbtRunner(callbacks=[on_event]).invoke(argv)
-    if finish is not None:
+    if finish is not None and res.result is not None:  # else run_results.json is stale
         finish(target_path or root / "target")
     failures = []
     for node_result in getattr(res.result, "results", None) or []:
