@@ -65,6 +65,8 @@ def build(
     The pipeline run: models and their data tests, without the dbt unit tests unless
     asked (dbt's advice for production builds; docs/decisions/0018-nothing-new-memo.md).
     """
+    from functools import partial
+
     from floe.dbt import run_dbt
     from floe.generator import GenerateOptions, generate
     from floe.lineage.openlineage import after_dbt
@@ -92,7 +94,7 @@ def build(
     # Held across dbt; the adapter's own acquisition re-enters it.
     try:
         with writer_lock(settings, "floe build"):
-            warn = lambda m: click.echo(m, err=True)  # noqa: E731
+            warn = partial(click.echo, err=True)
             emit = after_dbt(settings.catalog_name, warn, settings.dbt_project_dir())
             run = run_dbt(args, settings=settings, finish=emit)
     except WriterLockTimeout as exc:
