@@ -12,8 +12,8 @@ from tests.streams.conftest import FIXTURE_PROJECT
 
 
 def test_records_land_as_a_stream_file_that_decodes(tmp_path: Path):
-    from floe.feeds.sources import make_feed
     from floe.feeds.kinds import stream
+    from floe.feeds.sources import make_feed
     from floe.registry import codec
     from floe.runtime import Settings
     from floe.streaming.produce import ProduceError, produce
