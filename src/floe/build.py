@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ import click
 from floe.dbt_runner import run_dbt
 from floe.feeds import load_feeds
 from floe.generator import GenerateOptions, generate
+from floe.lineage.openlineage import after_dbt
 from floe.runtime import SCHEMAS, Settings, get_spark
 from floe.runtime.locking import WriterLockTimeout, writer_lock
 
@@ -153,7 +155,9 @@ def build(
                 f"Spark ready in {time.perf_counter() - started:.1f}s "
                 f"(catalog {settings.catalog_uri})"
             )
-            run = run_dbt(args, settings=settings)
+            warn = partial(click.echo, err=True)
+            emit = after_dbt(settings.catalog_name, warn, settings.dbt_project_dir())
+            run = run_dbt(args, settings=settings, finish=emit)
     except WriterLockTimeout as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,12 +32,14 @@ def run_dbt(
     target_path: Path | None = None,
     quiet: bool = False,
     settings: Settings | None = None,
+    finish: Callable[[Path], object] | None = None,
 ) -> DbtRun:
     """`dbt <args>` in-process against ``project`` (default: the floe project).
 
     Profiles come from ``profiles_dir``, else the floe project's ``profiles/`` (fixture
     projects in tests share it). ``settings`` (default: the project found above the
-    working directory) locate the floe project when ``project`` or ``profiles_dir`` is not given.
+    working directory) locate the floe project when ``project`` or ``profiles_dir`` is not given. ``finish`` is
+    called with the target directory once dbt is done (floe's OpenLineage emission).
     """
     from dbt.cli.main import dbtRunner
 
@@ -62,6 +64,8 @@ def run_dbt(
             first_node.append(time.perf_counter() - started)
 
     res = dbtRunner(callbacks=[on_event]).invoke(argv)
+    if finish is not None and res.result is not None:  # else run_results.json is stale
+        finish(target_path or root / "target")
     failures = []
     for node_result in getattr(res.result, "results", None) or []:
         status = str(getattr(node_result, "status", ""))

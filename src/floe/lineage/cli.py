@@ -5,6 +5,7 @@ floe lineage dim_customer.email_id --downstream  # what reads it
 floe lineage build                               # target/lineage.json from dbt's artifacts
 floe lineage coverage                            # mart columns traced to a source
 floe lineage diff --base origin/main             # columns affected by the SQL changed
+floe lineage emit                                # OpenLineage events of the last dbt run
 """
 
 from __future__ import annotations
@@ -218,3 +219,33 @@ def diff(
     except (DiffError, LineageError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(render(result, fmt))
+
+
+@lineage.command()
+@TARGET_OPTION
+def emit(target_path: Path | None) -> None:
+    """Send OpenLineage events for the last dbt invocation (a plain `dbt build`, say).
+
+    Configured the OpenLineage way (OPENLINEAGE_URL, OPENLINEAGE_CONFIG, openlineage.yml);
+    with nothing configured it sends nothing. A transport error is a warning, not a
+    failure (docs/lineage.md, "OpenLineage").
+    """
+    from floe.lineage.openlineage import configured_client, dataset_namespace, emit_for_target
+    from floe.runtime import Settings
+
+    settings = Settings.from_env()
+    client = configured_client()
+    if client is None:
+        click.echo(
+            "OpenLineage is not configured (OPENLINEAGE_URL / openlineage.yml): nothing sent"
+        )
+        return
+    report = emit_for_target(
+        _target(target_path),
+        namespace=dataset_namespace(settings.catalog_name),
+        warn=lambda m: click.echo(m, err=True),
+        project_dir=settings.dbt_project_dir(),
+        client=client,
+    )
+    if report.warning is None:
+        click.echo(f"OpenLineage: {report.sent} events sent")

@@ -1,0 +1,526 @@
+"""OpenLineage run events from a finished dbt invocation (docs/lineage.md, "OpenLineage").
+
+:func:`build_events` turns a target directory (``run_results.json`` + ``manifest.json``,
+``catalog.json`` when there is one) and floe's column lineage into RunEvents: one parent
+START/COMPLETE (or FAIL) for the dbt invocation and, per executed model, snapshot or seed,
+a START and a COMPLETE (or FAIL) whose ``parent`` facet points at the invocation's run.
+Datasets are named as a catalog names them: namespace ``iceberg://<catalog>``, name
+``schema.table``. The output dataset carries ``schema``, ``columnLineage`` (floe's edges,
+one hop), ``dataQualityAssertions`` (the dbt tests attached to it, with their status) and
+``outputStatistics`` (row count, files, bytes from ``catalog.json``) when known.
+
+:func:`emit` sends them with the ``openlineage-python`` client configured the OpenLineage
+way (``OPENLINEAGE_URL``, ``OPENLINEAGE_CONFIG``, ``openlineage.yml``, ``OPENLINEAGE__*``);
+with nothing configured it sends nothing, and a transport error is returned as one warning
+line: lineage never fails a build.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from openlineage.client import OpenLineageClient
+from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
+from openlineage.client.facet_v2 import (
+    JobFacet,
+    RunFacet,
+    column_lineage_dataset,
+    data_quality_assertions_dataset,
+    error_message_run,
+    job_type_job,
+    output_statistics_output_dataset,
+    parent_run,
+    schema_dataset,
+    sql_job,
+)
+
+from floe.lineage.graph import UNKNOWN, LineageGraph, build_graph
+
+PRODUCER = "https://github.com/floe-lakehouse/floe/tree/main/src/floe/lineage/openlineage.py"
+DEFAULT_JOB_NAMESPACE = "floe"
+EXECUTED_TYPES = ("model", "snapshot", "seed")
+# dbt commands that write tables; others (compile, docs, test, ...) send no events.
+WRITING_COMMANDS = ("build", "run", "seed", "snapshot")
+# floe edge kinds -> OpenLineage transformation (type, subtype); see docs/lineage.md.
+_TRANSFORMATIONS = {
+    "identity": ("DIRECT", "IDENTITY"),
+    "rename": ("DIRECT", "IDENTITY"),
+    "field": ("DIRECT", "IDENTITY"),
+    "cast": ("DIRECT", "TRANSFORMATION"),
+    "expression": ("DIRECT", "TRANSFORMATION"),
+    "explode": ("DIRECT", "TRANSFORMATION"),
+    "window": ("DIRECT", "TRANSFORMATION"),
+    "provenance": ("DIRECT", "TRANSFORMATION"),
+    "aggregate": ("DIRECT", "AGGREGATION"),
+    "filter": ("INDIRECT", "FILTER"),
+    "join": ("INDIRECT", "JOIN"),
+    "group_by": ("INDIRECT", "GROUP_BY"),
+}
+_FAILED = ("error", "fail", "runtime error")
+
+
+class OpenLineageArtifactsError(ValueError):
+    """The target directory lacks the dbt artifacts events are built from."""
+
+
+def dataset_namespace(catalog_name: str) -> str:
+    """The namespace of every table of a floe catalog: ``iceberg://<catalog>``."""
+    return f"iceberg://{catalog_name}"
+
+
+@dataclass(frozen=True)
+class EmitReport:
+    sent: int
+    total: int
+    configured: bool
+    warning: str | None = None
+
+
+def _read(target: Path, name: str, required: bool) -> dict[str, Any] | None:
+    path = target / name
+    if not path.exists():
+        if required:
+            raise OpenLineageArtifactsError(
+                f"{path} does not exist: run dbt (build, run, seed or snapshot) with this "
+                "target path first"
+            )
+        return None
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def _relation(node: Mapping[str, Any]) -> str:
+    return f"{node.get('schema')}.{node.get('alias') or node.get('name')}"
+
+
+def _parse_time(text: str | None, fallback: datetime) -> datetime:
+    if not text:
+        return fallback
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def _timing(result: Mapping[str, Any], fallback: datetime) -> tuple[datetime, datetime]:
+    steps = {t.get("name"): t for t in result.get("timing") or []}
+    execute = steps.get("execute") or steps.get("compile") or {}
+    started = _parse_time(execute.get("started_at"), fallback)
+    return started, _parse_time(execute.get("completed_at"), started)
+
+
+def _run_id(invocation_id: str, unique_id: str) -> str:
+    # Deterministic: re-emitting the same invocation yields the same runs (idempotent
+    # for a consumer), and a UUID as the spec requires.
+    return str(uuid.uuid5(uuid.UUID(invocation_id), unique_id))
+
+
+def _tests_by_model(
+    manifest: Mapping[str, Any], statuses: Mapping[str, str]
+) -> dict[str, list[data_quality_assertions_dataset.Assertion]]:
+    out: dict[str, list[data_quality_assertions_dataset.Assertion]] = {}
+    for uid, node in manifest.get("nodes", {}).items():
+        if node.get("resource_type") != "test" or uid not in statuses:
+            continue
+        attached = node.get("attached_node") or next(
+            iter((node.get("depends_on") or {}).get("nodes") or []), None
+        )
+        if not attached:
+            continue
+        meta = node.get("test_metadata") or {}
+        config = node.get("config") or {}
+        out.setdefault(attached, []).append(
+            data_quality_assertions_dataset.Assertion(
+                assertion=meta.get("name") or node.get("name", uid),
+                success=statuses[uid] == "pass",
+                column=node.get("column_name") or None,
+                severity=str(config.get("severity", "")).lower() or None,
+                name=node.get("name"),
+            )
+        )
+    return out
+
+
+def _combined(kinds: list[str]) -> str:
+    """One kind for a chain of edges through ephemeral models (the strongest step)."""
+    if "aggregate" in kinds:
+        return "aggregate"
+    if all(k in ("identity", "rename", "field") for k in kinds):
+        return "identity"
+    return next((k for k in kinds if k not in ("identity", "rename", "field")), "expression")
+
+
+def _table_inputs(
+    graph: LineageGraph, key: tuple[str, str], relations: Mapping[str, str]
+) -> dict[tuple[str, str], str]:
+    """The table columns ``key`` reads directly, looking through ephemeral models.
+
+    Ephemeral models are inlined CTEs, not tables: their own inputs stand in for them.
+    Landed files and ``unknown`` edges are not columns of a catalog table: left out.
+    """
+    out: dict[tuple[str, str], str] = {}
+    stack: list[tuple[tuple[str, str], list[str]]] = [(key, [])]
+    seen: set[tuple[str, str]] = set()
+    while stack:
+        current, kinds = stack.pop()
+        for edge in graph.upstream_edges(current):
+            if edge.kind == UNKNOWN or edge.src in seen:
+                continue
+            seen.add(edge.src)
+            chain = [*kinds, edge.kind]
+            if edge.src[0] in relations:
+                out.setdefault(edge.src, _combined(chain))
+            elif (
+                graph.nodes.get(edge.src[0]) is not None
+                and graph.nodes[edge.src[0]].type == "model"
+            ):
+                stack.append((edge.src, chain))
+    return out
+
+
+def _column_lineage(
+    graph: LineageGraph, uid: str, namespace: str, relations: Mapping[str, str]
+) -> column_lineage_dataset.ColumnLineageDatasetFacet | None:
+    node = graph.nodes.get(uid)
+    if node is None:
+        return None
+    fields: dict[str, list[column_lineage_dataset.InputField]] = {c: [] for c in node.columns}
+    for column in fields:
+        for (src_uid, src_column), kind in _table_inputs(graph, (uid, column), relations).items():
+            ol_kind, subtype = _TRANSFORMATIONS.get(kind, ("DIRECT", "TRANSFORMATION"))
+            fields[column].append(
+                column_lineage_dataset.InputField(
+                    namespace=namespace,
+                    name=relations[src_uid],
+                    field=src_column,
+                    transformations=[
+                        column_lineage_dataset.Transformation(
+                            type=ol_kind, subtype=subtype, description=kind
+                        )
+                    ],
+                )
+            )
+    dataset = []
+    for src_uid, column, kind in node.indirect:
+        source = relations.get(src_uid)
+        if source is None:
+            continue
+        ol_kind, subtype = _TRANSFORMATIONS.get(kind, ("INDIRECT", "FILTER"))
+        dataset.append(
+            column_lineage_dataset.InputField(
+                namespace=namespace,
+                name=source,
+                field=column,
+                transformations=[
+                    column_lineage_dataset.Transformation(type=ol_kind, subtype=subtype)
+                ],
+            )
+        )
+    # Every column gets an entry: an empty list says it reads no column (``count(*)``,
+    # a literal); what decides its rows is in ``dataset``.
+    return column_lineage_dataset.ColumnLineageDatasetFacet(
+        fields={
+            column: column_lineage_dataset.Fields(inputFields=inputs)
+            for column, inputs in fields.items()
+        },
+        dataset=dataset,
+    )
+
+
+def _schema(
+    node: Mapping[str, Any], catalog_node: Mapping[str, Any] | None
+) -> schema_dataset.SchemaDatasetFacet | None:
+    columns = (catalog_node or {}).get("columns") or node.get("columns") or {}
+    fields = [
+        schema_dataset.SchemaDatasetFacetFields(
+            name=name,
+            type=column.get("type") or column.get("data_type") or None,
+            description=column.get("comment") or column.get("description") or None,
+        )
+        for name, column in columns.items()
+    ]
+    return schema_dataset.SchemaDatasetFacet(fields=fields) if fields else None
+
+
+def _statistics(
+    catalog_node: Mapping[str, Any] | None,
+) -> output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet | None:
+    stats = (catalog_node or {}).get("stats") or {}
+
+    def value(key: str) -> int | None:
+        raw = (stats.get(key) or {}).get("value")
+        return int(raw) if isinstance(raw, int | float) else None
+
+    rows = value("row_count")
+    if rows is None:
+        return None
+    return output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet(
+        rowCount=rows, size=value("bytes"), fileCount=value("num_files")
+    )
+
+
+def build_events(
+    target: Path,
+    *,
+    namespace: str,
+    job_namespace: str = DEFAULT_JOB_NAMESPACE,
+    graph: LineageGraph | None = None,
+    project_dir: Path | None = None,
+) -> list[RunEvent]:
+    """The RunEvents of the dbt invocation whose artifacts are in ``target``, in order.
+
+    ``graph`` defaults to ``target/lineage.json`` when it is at least as new as the
+    manifest, else the lineage is computed from the manifest (and ``catalog.json``).
+    """
+    results = _read(target, "run_results.json", required=True) or {}
+    command = (results.get("args") or {}).get("which") or "dbt"
+    if command not in WRITING_COMMANDS:
+        return []
+    manifest = _read(target, "manifest.json", required=True) or {}
+    catalog = _read(target, "catalog.json", required=False)
+    if graph is None:
+        lineage_json = target / "lineage.json"
+        fresh = (
+            lineage_json.exists()
+            and lineage_json.stat().st_mtime >= (target / "manifest.json").stat().st_mtime
+        )
+        graph = (
+            LineageGraph.read(lineage_json)
+            if fresh
+            else build_graph(manifest, catalog, project_dir)
+        )
+    metadata = results.get("metadata") or {}
+    invocation_id = metadata.get("invocation_id") or str(uuid.uuid4())
+    generated = _parse_time(metadata.get("generated_at"), datetime.now(UTC))
+    project = (manifest.get("metadata") or {}).get("project_name") or "dbt"
+    nodes: dict[str, Any] = {**manifest.get("sources", {}), **manifest.get("nodes", {})}
+    relations = {
+        uid: _relation(n)
+        for uid, n in nodes.items()
+        if n.get("resource_type") in (*EXECUTED_TYPES, "source")
+        and (n.get("config") or {}).get("materialized") != "ephemeral"
+    }
+    catalog_nodes = {**(catalog or {}).get("sources", {}), **(catalog or {}).get("nodes", {})}
+    statuses = {r["unique_id"]: str(r.get("status")) for r in results.get("results", [])}
+    assertions = _tests_by_model(manifest, statuses)
+
+    parent_job_name = f"{project}.dbt-{command}-{invocation_id}"
+    parent_job = Job(
+        namespace=job_namespace,
+        name=parent_job_name,
+        facets={"jobType": _job_type("JOB")},
+    )
+    parent_run_id = str(uuid.UUID(invocation_id))
+    parent_facet = parent_run.ParentRunFacet(
+        run=parent_run.Run(runId=parent_run_id),
+        job=parent_run.Job(namespace=job_namespace, name=parent_job_name),
+        root=parent_run.Root(
+            run=parent_run.RootRun(runId=parent_run_id),
+            job=parent_run.RootJob(namespace=job_namespace, name=parent_job_name),
+        ),
+    )
+    executed = [
+        r for r in results.get("results", []) if r["unique_id"].split(".")[0] in EXECUTED_TYPES
+    ]
+    first = min((_timing(r, generated)[0] for r in executed), default=generated)
+    events = [
+        RunEvent(
+            eventType=RunState.START,
+            eventTime=first.isoformat(),
+            run=Run(runId=parent_run_id),
+            job=parent_job,
+            producer=PRODUCER,
+        )
+    ]
+    any_failed = False
+    for result in executed:
+        uid = result["unique_id"]
+        node = nodes.get(uid)
+        if node is None:
+            continue
+        status = str(result.get("status"))
+        if status == "skipped":
+            continue
+        failed = status in _FAILED
+        any_failed |= failed
+        started, completed = _timing(result, generated)
+        run_id = _run_id(invocation_id, uid)
+        job_facets: dict[str, JobFacet] = {"jobType": _job_type(node["resource_type"].upper())}
+        if node.get("compiled_code"):
+            job_facets["sql"] = sql_job.SQLJobFacet(query=node["compiled_code"], dialect="spark")
+        job = Job(namespace=job_namespace, name=f"{project}.{node['name']}", facets=job_facets)
+        inputs = [
+            InputDataset(namespace=namespace, name=relations[p])
+            for p in (node.get("depends_on") or {}).get("nodes") or []
+            if p in relations
+        ]
+        out_facets: dict[str, Any] = {}
+        schema = _schema(node, catalog_nodes.get(uid))
+        if schema is not None:
+            out_facets["schema"] = schema
+        lineage = _column_lineage(graph, uid, namespace, relations)
+        if lineage is not None and lineage.fields:
+            out_facets["columnLineage"] = lineage
+        if uid in assertions:
+            out_facets["dataQualityAssertions"] = (
+                data_quality_assertions_dataset.DataQualityAssertionsDatasetFacet(
+                    assertions=assertions[uid]
+                )
+            )
+        stats = _statistics(catalog_nodes.get(uid))
+        output = OutputDataset(
+            namespace=namespace,
+            name=relations.get(uid, _relation(node)),
+            facets=out_facets,
+            outputFacets={"outputStatistics": stats} if stats is not None else {},
+        )
+        run_facets: dict[str, RunFacet] = {"parent": parent_facet}
+        events.append(
+            RunEvent(
+                eventType=RunState.START,
+                eventTime=started.isoformat(),
+                run=Run(runId=run_id, facets=run_facets),
+                job=job,
+                inputs=inputs,
+                outputs=[output],
+                producer=PRODUCER,
+            )
+        )
+        end_facets = dict(run_facets)
+        if failed:
+            end_facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
+                message=str(result.get("message") or status), programmingLanguage="SQL"
+            )
+        events.append(
+            RunEvent(
+                eventType=RunState.FAIL if failed else RunState.COMPLETE,
+                eventTime=completed.isoformat(),
+                run=Run(runId=run_id, facets=end_facets),
+                job=job,
+                inputs=inputs,
+                outputs=[output],
+                producer=PRODUCER,
+            )
+        )
+    any_failed |= any(s in _FAILED for s in statuses.values())
+    last = max((_timing(r, generated)[1] for r in executed), default=generated)
+    events.append(
+        RunEvent(
+            eventType=RunState.FAIL if any_failed else RunState.COMPLETE,
+            eventTime=max(last, generated).isoformat(),
+            run=Run(runId=parent_run_id),
+            job=parent_job,
+            producer=PRODUCER,
+        )
+    )
+    return events
+
+
+def _job_type(job_type: str) -> job_type_job.JobTypeJobFacet:
+    return job_type_job.JobTypeJobFacet(processingType="BATCH", integration="DBT", jobType=job_type)
+
+
+def configured_client() -> OpenLineageClient | None:
+    """The client as OpenLineage configures it, or None when nothing is configured.
+
+    The client falls back to printing events on the console when it finds no
+    configuration; floe sends nothing then (an explicit ``type: console`` still prints).
+    """
+    logger = logging.getLogger("openlineage.client.client")
+    level = logger.level
+    logger.setLevel(logging.ERROR)  # its "no configuration found" warning is our default
+    try:
+        client = OpenLineageClient()
+    finally:
+        logger.setLevel(level)
+    explicit = bool((client.config.transport or {}).get("type"))
+    if client.transport.kind == "noop" or (client.transport.kind == "console" and not explicit):
+        return None
+    return client
+
+
+def emit(events: list[RunEvent], client: OpenLineageClient | None = None) -> EmitReport:
+    """Send ``events`` in order; the first transport error stops and becomes a warning."""
+    client = client if client is not None else configured_client()
+    if client is None:
+        return EmitReport(sent=0, total=len(events), configured=False)
+    sent = 0
+    try:
+        for event in events:
+            client.emit(event)
+            sent += 1
+        client.close(timeout=10)
+    except Exception as exc:  # lineage must never fail the build
+        reason = " ".join(str(exc).split())[:300]
+        return EmitReport(
+            sent=sent,
+            total=len(events),
+            configured=True,
+            warning=(
+                f"OpenLineage: {len(events) - sent} of {len(events)} events not sent "
+                f"({type(exc).__name__}: {reason}); the build is unaffected. Check "
+                "OPENLINEAGE_URL / openlineage.yml."
+            ),
+        )
+    return EmitReport(sent=sent, total=len(events), configured=True)
+
+
+def emit_for_target(
+    target: Path,
+    *,
+    namespace: str,
+    warn: Callable[[str], None],
+    job_namespace: str = DEFAULT_JOB_NAMESPACE,
+    project_dir: Path | None = None,
+    client: OpenLineageClient | None = None,
+) -> EmitReport:
+    """Build and send the events of ``target``'s last invocation; never raises.
+
+    Any problem (no configuration: silence; missing artifacts, a transport error) ends
+    as at most one ``warn`` line.
+    """
+    client = client if client is not None else configured_client()
+    if client is None:
+        return EmitReport(sent=0, total=0, configured=False)
+    try:
+        events = build_events(
+            target, namespace=namespace, job_namespace=job_namespace, project_dir=project_dir
+        )
+    except Exception as exc:  # lineage must never fail the build
+        message = f"OpenLineage: no events built ({type(exc).__name__}: {exc})"
+        warn(message)
+        return EmitReport(sent=0, total=0, configured=True, warning=message)
+    report = emit(events, client)
+    if report.warning:
+        warn(report.warning)
+    return report
+
+
+def after_dbt(
+    catalog_name: str, warn: Callable[[str], None], project_dir: Path | None = None
+) -> Callable[[Path], EmitReport]:
+    """A ``finish`` hook for :func:`floe.dbt_runner.run_dbt`: emit the finished invocation."""
+
+    def hook(target: Path) -> EmitReport:
+        return emit_for_target(
+            target, namespace=dataset_namespace(catalog_name), warn=warn, project_dir=project_dir
+        )
+
+    return hook
+
+
+__all__ = [
+    "DEFAULT_JOB_NAMESPACE",
+    "EmitReport",
+    "OpenLineageArtifactsError",
+    "after_dbt",
+    "build_events",
+    "configured_client",
+    "dataset_namespace",
+    "emit",
+    "emit_for_target",
+]
