@@ -75,6 +75,8 @@
 
 
 {% macro floe__create_view_as(relation, sql) -%}
+    {#- Untyped nulls get a type first: Iceberg views reject `void` (floe_typed_select). -#}
+    {%- set sql = floe_typed_select(sql) -%}
     {%- set env = adapter.floe_env() -%}
     {%- if not env -%}
         {{ spark__create_view_as(relation, sql) }}

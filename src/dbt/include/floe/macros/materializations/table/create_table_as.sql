@@ -36,16 +36,6 @@
 
 
 {#
-    A view's CREATE: dbt-spark's, over the typed select (Iceberg views refuse a
-    column of Spark's `void` type, the type of an untyped `null`; see
-    docs/decisions/0027-untyped-null-columns.md).
-#}
-{% macro floe__create_view_as(relation, sql) -%}
-    {{ spark__create_view_as(relation, floe_typed_select(sql)) }}
-{%- endmacro %}
-
-
-{#
     `sql` with every column of Spark's `void` type (an untyped `null`) cast to
     string; `sql` unchanged when it has none (floe.adapter.FloeAdapter.floe_void_columns
     asks Spark's analyzer, only for SQL that mentions null at all).
