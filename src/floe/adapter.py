@@ -587,6 +587,44 @@ class FloeAdapter(SparkAdapter):
     def get_columns_in_relation(self, relation: Any) -> list[Any]:
         return [FloeColumn.of(column) for column in super().get_columns_in_relation(relation)]
 
+    # ---- seeds (floe.materialize.seeds; docs/decisions/0025-seeds-and-snapshots.md)
+
+    @available
+    def floe_seed_read(self, seed: str, path: str, column_types: dict, delimiter: str) -> Any:
+        """A seed CSV with dbt's column names and types (floe.materialize.seeds.read_seed)."""
+        from pathlib import Path
+
+        from floe.materialize.seeds import SeedError, read_seed
+
+        try:
+            return read_seed(
+                Path(path),
+                delimiter=delimiter or ",",
+                column_types={str(k): str(v) for k, v in (column_types or {}).items()},
+                convert_type=self.convert_type,
+            )
+        except (SeedError, OSError, UnicodeDecodeError) as exc:
+            raise DbtRuntimeError(f"Seed {seed}: {exc}") from exc
+
+    @available
+    def floe_seed_show_table(self, columns: Any) -> Any:
+        """The first rows of a read seed as an agate table (`dbt seed --show`)."""
+        from floe.materialize.seeds import show_table
+
+        return show_table(columns)
+
+    @available
+    def floe_seed_view(self, seed: str, columns: Any, view: str) -> str:
+        """A read seed's rows as temporary view `view`, cast to its column types."""
+        from floe.materialize.seeds import SeedError, register_seed_view
+        from floe.runtime import get_spark
+
+        try:
+            register_seed_view(get_spark(), columns, str(view))
+        except SeedError as exc:
+            raise DbtRuntimeError(f"Seed {seed}: {exc}") from exc
+        return ""
+
 
 _LEADING_COMMENTS = re.compile(r"^\s*(?:/\*.*?\*/\s*|--[^\n]*\n\s*)*", re.DOTALL)
 _DROP_CASCADE = re.compile(
@@ -636,44 +674,6 @@ def _drop_iceberg_table(spark: Any, table: str) -> None:
     io = loaded.io()
     spark.sql(f"drop table if exists {table}")
     jvm.org.apache.iceberg.CatalogUtil.dropTableData(io, metadata)
-
-    # ---- seeds (floe.materialize.seeds; docs/decisions/0025-seeds-and-snapshots.md)
-
-    @available
-    def floe_seed_read(self, seed: str, path: str, column_types: dict, delimiter: str) -> Any:
-        """A seed CSV with dbt's column names and types (floe.materialize.seeds.read_seed)."""
-        from pathlib import Path
-
-        from floe.materialize.seeds import SeedError, read_seed
-
-        try:
-            return read_seed(
-                Path(path),
-                delimiter=delimiter or ",",
-                column_types={str(k): str(v) for k, v in (column_types or {}).items()},
-                convert_type=self.convert_type,
-            )
-        except (SeedError, OSError, UnicodeDecodeError) as exc:
-            raise DbtRuntimeError(f"Seed {seed}: {exc}") from exc
-
-    @available
-    def floe_seed_show_table(self, columns: Any) -> Any:
-        """The first rows of a read seed as an agate table (`dbt seed --show`)."""
-        from floe.materialize.seeds import show_table
-
-        return show_table(columns)
-
-    @available
-    def floe_seed_view(self, seed: str, columns: Any, view: str) -> str:
-        """A read seed's rows as temporary view `view`, cast to its column types."""
-        from floe.materialize.seeds import SeedError, register_seed_view
-        from floe.runtime import get_spark
-
-        try:
-            register_seed_view(get_spark(), columns, str(view))
-        except SeedError as exc:
-            raise DbtRuntimeError(f"Seed {seed}: {exc}") from exc
-        return ""
 
 
 def _truthy(value: Any) -> bool:
