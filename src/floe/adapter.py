@@ -36,6 +36,7 @@ inherits everything from dbt-spark (`dependencies=["spark"]`) and adds:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import decimal
 import functools
@@ -235,9 +236,15 @@ def connection_settings() -> Settings:
     In a process that already runs floe's session (``floe build``, tests: dbt in-process),
     that session's settings; in a plain ``dbt`` process, the environment's
     (docs/runtime.md, "Settings"). Either way the privacy SQL functions are registered.
+    The environment a run builds into (``FLOE_ENV``, docs/envs.md) belongs to the dbt
+    invocation, not to the session: it is read here, at the invocation's edge, each time.
     """
     add_session_hook(privacy.session_hook)
-    return session_settings() or Settings.from_env()
+    invocation = Settings.from_env()
+    running = session_settings()
+    if running is None:
+        return invocation
+    return dataclasses.replace(running, env=invocation.env)
 
 
 def invoked_command() -> str | None:
@@ -262,7 +269,7 @@ def _take_writer_lock(settings: Settings) -> None:
 
 
 @contextlib.contextmanager
-def _catalog_contention(settings: Settings, doing: str) -> Iterator[None]:
+def _catalog_contention(settings: Settings | None, doing: str) -> Iterator[None]:
     """Catalog contention (a write lost to another process) as a clear dbt error that
     names the other writer, instead of the JDBC driver's trace."""
     try:
@@ -270,7 +277,9 @@ def _catalog_contention(settings: Settings, doing: str) -> Iterator[None]:
     except Exception as exc:
         if not is_catalog_contention(exc):
             raise
-        raise DbtRuntimeError(str(catalog_busy(settings, exc, doing))) from exc
+        raise DbtRuntimeError(
+            str(catalog_busy(settings or connection_settings(), exc, doing))
+        ) from exc
 
 
 # -- environments (floe.envs, docs/envs.md): FLOE_ENV=<name> builds into branch env_<name>
@@ -291,8 +300,9 @@ def _use_env(spark: Any, settings: Settings) -> None:
 
 
 def _leave_env() -> None:
+    """Back to main for whatever runs next in this process's session."""
     settings = session_settings()
-    if settings is not None and settings.env is not None:
+    if settings is not None:
         get_spark(settings).conf.unset(WAP_BRANCH)
 
 
@@ -333,7 +343,7 @@ def _literal_binding_wrapper() -> type:
                         _empty_namespace(get_spark(), namespace)
                     super(LiteralBindingSessionWrapper, self).execute(sql, bindings)
 
-            with _catalog_contention(connection_settings(), "running a dbt statement"):
+            with _catalog_contention(None, "running a dbt statement"):
                 retry_concurrent_scan(run, what="dbt statement")
 
     return LiteralBindingSessionWrapper
@@ -422,8 +432,7 @@ class FloeAdapter(SparkAdapter):
     @available
     def floe_env(self) -> str:
         """The environment this dbt run builds into (FLOE_ENV), '' for main."""
-        settings = session_settings()
-        return (settings.env if settings else None) or ""
+        return connection_settings().env or ""
 
     @available
     def floe_privacy(self, operation: str, args: dict, graph: dict) -> str:
