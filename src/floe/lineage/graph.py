@@ -692,6 +692,9 @@ class _Builder:
         out = dict(columns)
 
         def from_columns(names: Iterable[str], target: str, sql: str) -> list[Edge]:
+            names = [n for n in names if n]
+            if not names:  # the check strategy's times are the run's clock: no column input
+                return []
             return [
                 Edge(e.src, (uid, target), "expression", sql)
                 for n in names
@@ -700,7 +703,10 @@ class _Builder:
 
         out["dbt_scd_id"] = from_columns([*keys, updated], "dbt_scd_id", "hash of key + updated_at")
         for meta in ("dbt_updated_at", "dbt_valid_from", "dbt_valid_to"):
-            out[meta] = from_columns([updated] if updated else [], meta, f"{meta} (snapshot)")
+            out[meta] = from_columns([updated], meta, f"{meta} (snapshot)")
+        if "dbt_is_deleted" in out or config.get("hard_deletes") == "new_record":
+            # a deletion version: the key's absence from the snapshot's select
+            out["dbt_is_deleted"] = from_columns(keys, "dbt_is_deleted", "key absent (snapshot)")
         return out
 
     def find_model(self, name: str) -> str | None:
