@@ -20,7 +20,15 @@ import pytest
 from floe.lineage.diff import diff_manifests, render
 
 ROOT = Path(__file__).resolve().parents[2]
-PROJECT_PARTS = ("dbt_project.yml", "models", "python_models", "macros", "profiles", "schemas")
+PROJECT_PARTS = (
+    "dbt_project.yml",
+    "models",
+    "python_models",
+    "macros",
+    "snapshots",
+    "profiles",
+    "schemas",
+)
 pytestmark = pytest.mark.integration
 
 
