@@ -153,7 +153,7 @@ def test_plain_dbt_runs_in_the_warm_session(warm: Warm) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no warm session" not in done.stderr
     assert "OK created python incremental model raw.customer_master" in done.stdout
-    assert done.stdout.count("Running with dbt=") == 1  # the client's line, not twice
+    assert done.stdout.count("Running with dbt=") <= 1  # never the banner twice
     assert warm.commands_run() == before + 1
     assert _raw_rows(warm.settings) == _landed(warm.settings)
 
