@@ -41,7 +41,7 @@ from openlineage.client.facet_v2 import (
     sql_job,
 )
 
-from floe.lineage.graph import UNKNOWN, LineageGraph, build_graph
+from floe.lineage.graph import ANY_COLUMN, UNKNOWN, LineageGraph, build_graph
 
 PRODUCER = "https://github.com/floe-lakehouse/floe/tree/main/src/floe/lineage/openlineage.py"
 DEFAULT_JOB_NAMESPACE = "floe"
@@ -191,6 +191,8 @@ def _column_lineage(
     fields: dict[str, list[column_lineage_dataset.InputField]] = {c: [] for c in node.columns}
     for column in fields:
         for (src_uid, src_column), kind in _table_inputs(graph, (uid, column), relations).items():
+            if src_column == ANY_COLUMN:  # a table-level read (count(*)): no input column;
+                continue  # the table is among the run's input datasets
             ol_kind, subtype = _TRANSFORMATIONS.get(kind, ("DIRECT", "TRANSFORMATION"))
             fields[column].append(
                 column_lineage_dataset.InputField(
