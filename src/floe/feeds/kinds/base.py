@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from floe.feeds import ledger
 from floe.feeds.declarations import Feed, FeedError
-from floe.feeds.ledger import FileCounts, batch_time, next_load_seq
+from floe.feeds.ledger import FileCounts
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -77,9 +78,11 @@ class IngestResult:
 
 
 def context(settings: Settings, project_dir: Path) -> IngestContext:
-    return IngestContext(settings=settings, ingested_at=batch_time(), project_dir=project_dir)
+    return IngestContext(
+        settings=settings, ingested_at=ledger.batch_time(), project_dir=project_dir
+    )
 
 
 def with_load_seq(spark: SparkSession, ctx: IngestContext) -> IngestContext:
     """``ctx`` with the batch's load sequence allocated (ledger.next_load_seq)."""
-    return dataclasses.replace(ctx, load_seq=next_load_seq(spark))
+    return dataclasses.replace(ctx, load_seq=ledger.next_load_seq(spark))
