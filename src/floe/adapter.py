@@ -236,15 +236,16 @@ def connection_settings() -> Settings:
     In a process that already runs floe's session (``floe build``, tests: dbt in-process),
     that session's settings; in a plain ``dbt`` process, the environment's
     (docs/runtime.md, "Settings"). Either way the privacy SQL functions are registered.
-    The environment a run builds into (``FLOE_ENV``, docs/envs.md) belongs to the dbt
-    invocation, not to the session: it is read here, at the invocation's edge, each time.
+    The environment a run builds into (``FLOE_ENV``, docs/envs.md) and how long it waits
+    for the writer lock (``FLOE_LOCK_TIMEOUT``) belong to the dbt invocation, not to the
+    session: they are read here, at the invocation's edge, each time.
     """
     add_session_hook(privacy.session_hook)
     invocation = Settings.from_env()
     running = session_settings()
     if running is None:
         return invocation
-    return dataclasses.replace(running, env=invocation.env)
+    return dataclasses.replace(running, env=invocation.env, lock_timeout=invocation.lock_timeout)
 
 
 def invoked_command() -> str | None:
