@@ -245,7 +245,13 @@ def connection_settings() -> Settings:
     running = session_settings()
     if running is None:
         return invocation
-    return dataclasses.replace(running, env=invocation.env, lock_timeout=invocation.lock_timeout)
+    return dataclasses.replace(
+        running,
+        env=invocation.env,
+        lock_timeout=invocation.lock_timeout,
+        kafka_bootstrap_servers=invocation.kafka_bootstrap_servers,
+        kinesis_endpoint=invocation.kinesis_endpoint,
+    )
 
 
 def invoked_command() -> str | None:

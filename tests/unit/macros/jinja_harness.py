@@ -182,8 +182,12 @@ class Exceptions:
 class Adapter:
     """The adapter calls macros make, answered from per-test data."""
 
+    def floe_env(self) -> str:
+        return self.env
+
     def __init__(self, render: Renderer) -> None:
         self._render = render
+        self.env = ""  # floe_env(): main unless a test says otherwise
         self.columns: dict[str, list[Column]] = {}
         self.dropped: list[str] = []
 
