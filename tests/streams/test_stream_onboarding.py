@@ -8,6 +8,7 @@ the topic and the stream; ``dbt build`` of the two raw models lands them exactly
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -44,9 +45,12 @@ def test_a_topic_and_a_stream_need_only_yaml_and_a_schema(
     from floe.cli import main
     from floe.dbt_runner import run_dbt
     from floe.feeds import find_feed, load_feeds
+    from floe.runtime import use_settings
 
     project = _project(tmp_path / "project")
     monkeypatch.setenv("FLOE_PROJECT_DIR", str(project))
+    # The edge names the project: the session's settings (the adapter's) and the CLI's env.
+    use_settings(spark, dataclasses.replace(lakehouse, project_dir=project))
     feeds = load_feeds(project)
     assert find_feed(feeds, "rides").kind == "kafka"
     assert find_feed(feeds, "vitals").kind == "kinesis"
