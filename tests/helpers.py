@@ -1,9 +1,17 @@
-"""Small helpers shared by tests: the project's declared feeds, snapshots, landed lines."""
+"""Small helpers shared by tests: the project's declared feeds, snapshots, landed lines,
+a loopback PostgreSQL."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,3 +92,38 @@ def use_lakehouse(spark, settings) -> None:
 
     use_settings(spark, settings)
     os.environ.update(location_env(settings))
+
+
+@dataclass(frozen=True)
+class LoopbackPostgres:
+    """A running loopback PostgreSQL (floe.cluster's own) with an empty database."""
+
+    root: Path
+    uri: str
+    user: str
+    password: str
+
+
+@contextmanager
+def loopback_postgres(prefix: str) -> Iterator[LoopbackPostgres]:
+    """Start floe.cluster's PostgreSQL on a free loopback port; skip the test where none is
+    installed. Its folder is not under pytest's tmp (mode 0700): as root, PostgreSQL runs
+    as 'postgres', which must be able to enter the folders above its data directory."""
+    from floe.cluster.postgres import SUPERUSER, Postgres
+    from floe.cluster.processes import ClusterError, free_port
+
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    root.chmod(0o711)
+    try:
+        pg = Postgres.for_cluster(root, None, "postgres")
+    except ClusterError as exc:
+        shutil.rmtree(root, ignore_errors=True)
+        pytest.skip(f"no PostgreSQL here: {exc}")
+    pg.init()
+    port = free_port()
+    pg.start(port, 60)
+    try:
+        yield LoopbackPostgres(root, pg.uri(port), SUPERUSER, pg.password())
+    finally:
+        pg.stop()
+        shutil.rmtree(root, ignore_errors=True)

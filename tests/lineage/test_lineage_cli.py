@@ -17,12 +17,16 @@ from tests.lineage.manifests import feed_project, model
 
 @pytest.fixture
 def target(tmp_path: Path) -> Path:
+    return _target_with_mart(
+        tmp_path, "mart", "select customer_id, email as contact from staging.stg_customers"
+    )
+
+
+def _target_with_mart(tmp_path: Path, name: str, sql: str) -> Path:
+    """A target folder whose manifest is the feed project plus one mart over stg_customers."""
     manifest = feed_project()
-    manifest["nodes"]["model.shop.mart"] = model(
-        "mart",
-        "select customer_id, email as contact from staging.stg_customers",
-        ["model.shop.stg_customers"],
-        layer="marts",
+    manifest["nodes"][f"model.shop.{name}"] = model(
+        name, sql, ["model.shop.stg_customers"], layer="marts"
     )
     folder = tmp_path / "target"
     folder.mkdir()
@@ -127,15 +131,8 @@ def test_warehouse_spelling_resolves_and_a_typo_gets_a_suggestion(target: Path):
 
 
 def test_count_star_depends_on_the_rows_it_counts(tmp_path: Path):
-    manifest = feed_project()
-    manifest["nodes"]["model.shop.customer_count"] = model(
-        "customer_count",
-        "select count(*) as customers from staging.stg_customers",
-        ["model.shop.stg_customers"],
-        layer="marts",
+    folder = _target_with_mart(
+        tmp_path, "customer_count", "select count(*) as customers from staging.stg_customers"
     )
-    folder = tmp_path / "target"
-    folder.mkdir()
-    (folder / "manifest.json").write_text(json.dumps(manifest))
     out = invoke("customer_count.customers", "--target-path", str(folder))
     assert out.splitlines()[1] == ("  <- stg_customers.* (its rows) [aggregate: COUNT(*)]")

@@ -19,15 +19,15 @@ docs/cluster.md, "Catalog migration".
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import loopback_postgres
 
 pytestmark = pytest.mark.integration
 
@@ -38,24 +38,8 @@ TABLE = "marts.peer_kept"
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[tuple[str, str, str]]:
     """(JDBC URI, user, password) of a loopback PostgreSQL with an empty database."""
-    from floe.cluster.postgres import SUPERUSER, Postgres
-    from floe.cluster.processes import ClusterError, free_port
-
-    # Not under pytest's tmp (mode 0700): as root, PostgreSQL runs as 'postgres'.
-    root = Path(tempfile.mkdtemp(prefix="floe-peers-test-"))
-    root.chmod(0o711)
-    try:
-        pg = Postgres.for_cluster(root, None, "postgres")
-    except ClusterError as exc:
-        pytest.skip(f"no PostgreSQL here: {exc}")
-    pg.init()
-    port = free_port()
-    pg.start(port, 60)
-    try:
-        yield pg.uri(port), SUPERUSER, pg.password()
-    finally:
-        pg.stop()
-        shutil.rmtree(root, ignore_errors=True)
+    with loopback_postgres("floe-peers-test-") as pg:
+        yield pg.uri, pg.user, pg.password
 
 
 def _rows(table) -> list[tuple]:

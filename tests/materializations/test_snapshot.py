@@ -44,13 +44,15 @@ STATES: list[list[tuple]] = [
     ],
 ]
 
+DBT_NAMES = ("dbt_valid_from", "dbt_valid_to", "dbt_scd_id", "dbt_updated_at", "dbt_is_deleted")
+
 CONFIGS: dict[str, dict[str, Any]] = {
     "snap_ts": dict(
         strategy="timestamp",
         keys=["id"],
         hard_deletes="ignore",
         current=None,
-        names=("dbt_valid_from", "dbt_valid_to", "dbt_scd_id", "dbt_updated_at", "dbt_is_deleted"),
+        names=DBT_NAMES,
         tenant="a",
     ),
     "snap_ts_invalidate": dict(
@@ -58,7 +60,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
         keys=["id"],
         hard_deletes="invalidate",
         current=FAR,
-        names=("dbt_valid_from", "dbt_valid_to", "dbt_scd_id", "dbt_updated_at", "dbt_is_deleted"),
+        names=DBT_NAMES,
         tenant="a",
     ),
     "snap_check": dict(

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -28,6 +25,7 @@ from floe.runtime.locking import (
     release,
     writer_lock,
 )
+from tests.helpers import loopback_postgres
 
 HOLDER = """
 import sys, time
@@ -129,30 +127,13 @@ def test_lock_timeout_is_a_setting():
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[dict[str, str]]:
     """A loopback PostgreSQL (floe.cluster's), as the catalog database of a settings env."""
-    from floe.cluster.postgres import SUPERUSER, Postgres
-    from floe.cluster.processes import ClusterError, free_port
-
-    # Not under pytest's tmp (mode 0700): as root, PostgreSQL runs as 'postgres',
-    # which must be able to enter the folders above its data directory.
-    root = Path(tempfile.mkdtemp(prefix="floe-lock-test-"))
-    root.chmod(0o711)
-    try:
-        pg = Postgres.for_cluster(root, None, "postgres")
-    except ClusterError as exc:
-        pytest.skip(f"no PostgreSQL here: {exc}")
-    pg.init()
-    port = free_port()
-    pg.start(port, 60)
-    try:
+    with loopback_postgres("floe-lock-test-") as pg:
         yield {
-            "FLOE_HOME": str(root / "floe"),
-            "FLOE_CATALOG_URI": pg.uri(port),
-            "FLOE_CATALOG_USER": SUPERUSER,
-            "FLOE_CATALOG_PASSWORD": pg.password(),
+            "FLOE_HOME": str(pg.root / "floe"),
+            "FLOE_CATALOG_URI": pg.uri,
+            "FLOE_CATALOG_USER": pg.user,
+            "FLOE_CATALOG_PASSWORD": pg.password,
         }
-    finally:
-        pg.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_postgres_advisory_lock_waits_names_the_holder_and_survives_a_killed_holder(
