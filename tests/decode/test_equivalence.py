@@ -189,3 +189,33 @@ def test_generated_streams_decode_as_the_reference(tmp_path: Path) -> None:
             codes = records.decode_lines_batch(triples, new).codes
             quarantined += sum(code is not None for code in codes)
     assert compared > 0 and quarantined > 0  # bad records were in the comparison
+
+
+def test_the_collector_is_paused_for_a_batch_and_restored_after(registry: FileRegistry) -> None:
+    import gc
+
+    seen: list[bool] = []
+    decoder = records.RecordDecoder(
+        records.StreamSpec("unicorn_rides", "unicorn_ride_request"), registry, LIMITS
+    )
+    decode = decoder.decode
+
+    def spy(data: str) -> tuple:
+        seen.append(gc.isenabled())
+        return decode(data)
+
+    decoder.decode = spy  # type: ignore[method-assign]
+    line = hostile.envelope(hostile.b64(b"\x03\x00" + bytes(16)), 1)
+    assert gc.isenabled()
+    records.decode_lines_batch([(0, line, len(line))], decoder)
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(RuntimeError), records.gc_paused():
+        raise RuntimeError("a batch that fails")
+    assert gc.isenabled()
+    gc.disable()  # a caller that turned it off itself keeps it off
+    try:
+        with records.gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
