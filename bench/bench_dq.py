@@ -26,7 +26,8 @@ execution engine (bench/gx_peer.py), installed once into a scratch venv
 (``FLOE_BENCH_GX_VENV``, default ``~/.cache/floe/bench-gx-venv``; pyspark is borrowed
 from floe's venv through a ``.pth`` file, so GX runs the same Spark), in its own
 process with the same Spark settings, between two timings of floe's one pass: the
-bench prints floe / GX. ``FLOE_BENCH_DQ_GX=0`` skips it.
+bench prints floe / GX. ``FLOE_BENCH_DQ_GX=0`` skips it; ``FLOE_BENCH_DQ_ONLY=gx`` runs
+only it (with the plain scan and floe's pass beside it).
 
 Scale: FLOE_BENCH_DQ_ROWS (default 10,000,000); FLOE_BENCH_DQ_REPEAT (default 2, best of).
 """
@@ -158,6 +159,9 @@ def gx_run(spark, repeat: int) -> dict:
     conf = {
         k: v for k, v in spark.sparkContext.getConf().getAll() if k.startswith(_GX_CONF_PREFIXES)
     }
+    # SQL settings as the session has them now (the bench points the catalog at its own
+    # lakehouse at run time: use_settings), not as the context started.
+    conf.update({k: spark.conf.get(k) for k in conf if k.startswith("spark.sql.")})
     conf["spark.app.name"] = "floe-bench-gx"
     done = subprocess.run(
         [
@@ -173,6 +177,27 @@ def gx_run(spark, repeat: int) -> dict:
     if done.returncode != 0:
         raise RuntimeError(f"the GX peer failed: {done.stderr[-1500:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _gx_side_by_side(spark, floe_pass: Callable[[], object]) -> None:
+    """GX's best run between two timings of floe's pass (the machine is shared)."""
+    floe_before = _best(floe_pass)
+    try:
+        gx = gx_run(spark, REPEAT)
+    except (RuntimeError, OSError, subprocess.SubprocessError, StopIteration) as exc:
+        print(f"GX peer not run: {exc}")
+        return
+    floe_after = _best(floe_pass)
+    print(
+        f"GX Core {gx['gx']} (Spark engine), {gx['checks']} expectations "
+        f"{gx['seconds']:8.2f}s  [load average {gx['load']}]"
+    )
+    print(f"floe one pass before / after GX   {floe_before:6.2f}s / {floe_after:.2f}s  [{_load()}]")
+    print(
+        f"ratio floe / GX                     {min(floe_before, floe_after) / gx['seconds']:6.2f}x"
+    )
+    if gx["failed"]:
+        print("GX expectations that failed:", *gx["failed"], sep="\n  ")
 
 
 def _write_table(spark) -> None:
@@ -251,6 +276,15 @@ def main() -> None:
     def aggregation(subset: list) -> Callable[[], object]:
         return lambda: scan_frame(spark.table(TABLE), subset)[0].collect()
 
+    if os.environ.get("FLOE_BENCH_DQ_ONLY") == "gx":
+        only = _side_by_side(
+            {"full": full_scan, "one_pass": lambda: compute_metrics(table, analyzers)}
+        )
+        print(f"full scan {only['full']:.2f}s, floe one pass {only['one_pass']:.2f}s  [{_load()}]")
+        _gx_side_by_side(spark, lambda: compute_metrics(table, analyzers))
+        shutil.rmtree(home, ignore_errors=True)
+        return
+
     print(f"before: {_load()}", flush=True)
     t = _side_by_side(
         {
@@ -326,23 +360,7 @@ def main() -> None:
     )
     print(f"one pass + is_unique(id)        {with_unique:8.2f}s  (adds one groupBy)")
     if os.environ.get("FLOE_BENCH_DQ_GX", "1") != "0":
-        # floe's one pass just before and just after GX's run: the machine is shared.
-        floe_before = _best(lambda: compute_metrics(table, analyzers))
-        try:
-            gx = gx_run(spark, REPEAT)
-        except (RuntimeError, OSError, subprocess.SubprocessError, StopIteration) as exc:
-            print(f"GX peer not run: {exc}")
-        else:
-            floe_after = _best(lambda: compute_metrics(table, analyzers))
-            floe_best = min(floe_before, floe_after)
-            print(
-                f"GX Core {gx['gx']} (Spark engine), {gx['checks']} expectations "
-                f"{gx['seconds']:8.2f}s  [load average {gx['load']}]"
-            )
-            print(f"floe one pass before / after GX   {floe_before:6.2f}s / {floe_after:.2f}s")
-            print(f"ratio floe / GX                     {floe_best / gx['seconds']:6.2f}x")
-            if gx["failed"]:
-                print("GX expectations that failed:", *gx["failed"], sep="\n  ")
+        _gx_side_by_side(spark, lambda: compute_metrics(table, analyzers))
     ratio = one_pass / full
     speedup = separate / one_pass
     print(
