@@ -241,6 +241,53 @@ def breakdown(landing: Path, state: Path, name: str, bound: float, limit: int) -
     )
 
 
+def versus_reference(landing: Path, state: Path, name: str, bound: float, limit: int) -> None:
+    """The worker's decode + Arrow conversion against the decoder it replaced
+    (tests/decode/reference_decoder.py), same lines, same process, in turns (best of 3):
+    a ratio that the machine's load moves far less than either figure alone."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from floe.decode import core, records
+    from floe.feeds.kinds import stream
+    from floe.registry.backends import RegistryRef
+    from tests.decode import reference_decoder as reference
+
+    feed = _feed(name)
+    files = stream.discover(feed, landing)
+    f = files[0]
+    lines: list = []
+    for each in files:
+        if len(lines) >= limit:
+            break
+        lines += core.piece_lines(str(each.path), 0, each.size, each.size, 1 << 24)[0]
+    lines = lines[:limit]
+    schema = to_arrow_schema(core.decode_output_schema(stream.record_type(feed, ROOT)))
+    registry = RegistryRef(backend="local", registry_dir=str(state / "registry")).open()
+    spec = stream.spec(feed)
+    fixed = {"_source_file": f.key, **f.attrs}
+    new = records.RecordDecoder(spec, registry, records.DecodeLimits())
+    old = reference.RecordDecoder(
+        reference.StreamSpec(spec.name, spec.schema, spec.registry, dict(spec.timestamps)),
+        registry,
+        reference.DecodeLimits(),
+    )
+    runs = {"new": (records, new), "reference": (reference, old)}
+    best = dict.fromkeys(runs, float("inf"))
+    for _ in range(3):
+        for label, (module, decoder) in runs.items():
+            started = time.process_time()
+            for at in range(0, len(lines), 8192):
+                cols = module.decode_lines_batch(lines[at : at + 8192], decoder)
+                module.to_record_batch(cols, schema, fixed)
+            best[label] = min(best[label], time.process_time() - started)
+    per = {label: seconds / len(lines) * 1e6 for label, seconds in best.items()}
+    print(
+        f"  decode + Arrow, {len(lines):,} records: new {per['new']:.2f} us/record, "
+        f"reference {per['reference']:.2f} us/record: new/reference "
+        f"{best['new'] / best['reference']:.2f}x; loop {1e6 / bound:.2f} us/record  [{load()}]"
+    )
+
+
 # ----------------------------------------------------------------- child processes
 
 
@@ -446,6 +493,7 @@ def main() -> None:
         bound = fastavro_loop(payloads, min(n, 300_000))
         print(f"bound: fastavro loop, in memory: {bound:,.0f} records per CPU-second  [{load()}]")
         breakdown(avro_landing, state, "unicorn_rides", bound, min(n, 200_000))
+        versus_reference(avro_landing, state, "unicorn_rides", bound, min(n, 50_000))
         res: dict[tuple[str, int], dict] = {}
         for stage in ("jvm", "decode", "ingest"):
             for cores in (1, 2):
@@ -466,6 +514,7 @@ def main() -> None:
             f"[{load()}]"
         )
         breakdown(json_landing, state, "weather", jbound, min(n, 200_000))
+        versus_reference(json_landing, state, "weather", jbound, min(n, 50_000))
         jres = {}
         for cores in (1, 2):
             _, jres["decode", cores] = measure(

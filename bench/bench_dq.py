@@ -21,14 +21,25 @@ metrics). The load average is printed with the figures: the machine is shared, a
 side-by-side figures compare.
 Spark jobs per run are counted with the status tracker (a job group per measured action).
 
+Peer: the same 20 checks as Great Expectations (GX Core) expectations on its Spark
+execution engine (bench/gx_peer.py), installed once into a scratch venv
+(``FLOE_BENCH_GX_VENV``, default ``~/.cache/floe/bench-gx-venv``; pyspark is borrowed
+from floe's venv through a ``.pth`` file, so GX runs the same Spark), in its own
+process with the same Spark settings, between two timings of floe's one pass: the
+bench prints floe / GX. ``FLOE_BENCH_DQ_GX=0`` skips it; ``FLOE_BENCH_DQ_ONLY=gx`` runs
+only it (with the plain scan and floe's pass beside it).
+
 Scale: FLOE_BENCH_DQ_ROWS (default 10,000,000); FLOE_BENCH_DQ_REPEAT (default 2, best of).
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -101,6 +112,92 @@ def _jobs(spark, fn: Callable[[], object]) -> int:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
     return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+GX_PINS = ("great-expectations==1.24.1",)
+# Spark settings the GX process takes from the bench's session: the catalog, its jars
+# and the cores; not the ones that name this process (ports, ids, the app's start).
+_GX_CONF_PREFIXES = (
+    "spark.sql.",
+    "spark.jars",
+    "spark.driver.extraClassPath",
+    "spark.driver.extraJavaOptions",
+    "spark.driver.memory",
+    "spark.master",
+    "spark.default.parallelism",
+)
+
+
+def gx_python() -> Path:
+    """The scratch venv's python with GX Core (created on first use); raises
+    ``RuntimeError`` saying why when it cannot be installed."""
+    import pyspark
+
+    venv = Path(os.environ.get("FLOE_BENCH_GX_VENV", Path.home() / ".cache/floe/bench-gx-venv"))
+    python = venv / "bin" / "python"
+    marker = venv / ".floe-pins"
+    if not (python.exists() and marker.exists() and marker.read_text() == " ".join(GX_PINS)):
+        print(f"installing {' '.join(GX_PINS)} into {venv} ...", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        done = subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "-q", *GX_PINS],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"pip install {' '.join(GX_PINS)} failed: {done.stderr[-500:]}")
+        marker.write_text(" ".join(GX_PINS))
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    # pyspark (and py4j) from floe's venv, after the scratch venv's own packages.
+    (site / "floe-pyspark.pth").write_text(str(Path(pyspark.__file__).resolve().parents[1]) + "\n")
+    return python
+
+
+def gx_run(spark, repeat: int) -> dict:
+    """Best seconds of GX validating the bench table with the 20 checks (bench/gx_peer.py)."""
+    python = gx_python()
+    conf = {
+        k: v for k, v in spark.sparkContext.getConf().getAll() if k.startswith(_GX_CONF_PREFIXES)
+    }
+    # SQL settings as the session has them now (the bench points the catalog at its own
+    # lakehouse at run time: use_settings), not as the context started.
+    conf.update({k: spark.conf.get(k) for k in conf if k.startswith("spark.sql.")})
+    conf["spark.app.name"] = "floe-bench-gx"
+    done = subprocess.run(
+        [
+            str(python),
+            str(Path(__file__).with_name("gx_peer.py")),
+            json.dumps(conf),
+            TABLE,
+            str(repeat),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the GX peer failed: {done.stderr[-1500:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _gx_side_by_side(spark, floe_pass: Callable[[], object]) -> None:
+    """GX's best run between two timings of floe's pass (the machine is shared)."""
+    floe_before = _best(floe_pass)
+    try:
+        gx = gx_run(spark, REPEAT)
+    except (RuntimeError, OSError, subprocess.SubprocessError, StopIteration) as exc:
+        print(f"GX peer not run: {exc}")
+        return
+    floe_after = _best(floe_pass)
+    print(
+        f"GX Core {gx['gx']} (Spark engine), {gx['checks']} expectations "
+        f"{gx['seconds']:8.2f}s  [load average {gx['load']}]"
+    )
+    print(f"floe one pass before / after GX   {floe_before:6.2f}s / {floe_after:.2f}s  [{_load()}]")
+    print(
+        f"ratio floe / GX                     {min(floe_before, floe_after) / gx['seconds']:6.2f}x"
+    )
+    if gx["failed"]:
+        print("GX expectations that failed:", *gx["failed"], sep="\n  ")
 
 
 def _write_table(spark) -> None:
@@ -179,6 +276,15 @@ def main() -> None:
     def aggregation(subset: list) -> Callable[[], object]:
         return lambda: scan_frame(spark.table(TABLE), subset)[0].collect()
 
+    if os.environ.get("FLOE_BENCH_DQ_ONLY") == "gx":
+        only = _side_by_side(
+            {"full": full_scan, "one_pass": lambda: compute_metrics(table, analyzers)}
+        )
+        print(f"full scan {only['full']:.2f}s, floe one pass {only['one_pass']:.2f}s  [{_load()}]")
+        _gx_side_by_side(spark, lambda: compute_metrics(table, analyzers))
+        shutil.rmtree(home, ignore_errors=True)
+        return
+
     print(f"before: {_load()}", flush=True)
     t = _side_by_side(
         {
@@ -253,6 +359,8 @@ def main() -> None:
         f"(+ snapshot id, latest run's metrics; {jobs_verify} Spark jobs)"
     )
     print(f"one pass + is_unique(id)        {with_unique:8.2f}s  (adds one groupBy)")
+    if os.environ.get("FLOE_BENCH_DQ_GX", "1") != "0":
+        _gx_side_by_side(spark, lambda: compute_metrics(table, analyzers))
     ratio = one_pass / full
     speedup = separate / one_pass
     print(
