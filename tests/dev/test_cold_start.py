@@ -32,7 +32,12 @@ def test_only_a_cold_dbt_command_that_connects_prestarts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started: list[Settings] = []
-    monkeypatch.setattr(coldstart, "prestart", lambda s: started.append(s) or True)
+
+    def prestart(settings: Settings) -> bool:
+        started.append(settings)
+        return True
+
+    monkeypatch.setattr(coldstart, "prestart", prestart)
     settings = _settings(tmp_path)
 
     monkeypatch.setattr(sys, "argv", ["/usr/bin/python", "-m", "pytest"])
