@@ -15,6 +15,11 @@ machine's speed hits both), `FLOE_BENCH_DEVLOOP_RUNS` times (default 10) warm an
 `FLOE_BENCH_DEVLOOP_COLD_RUNS` times (default 10) cold; the medians are printed with
 their ratio to dbt-duckdb and the load average. floe's table models are built every
 time (`floe_skip_unchanged: false`), as dbt-duckdb's are.
+
+The cold phase also runs floe's previous cold path in the same rounds (`cold0`: Spark
+started only at the first connection, `FLOE_SPARK_PRESTART=false`; ADR 0043) and prints
+cold / cold0, the issue's cold-start ratio. `FLOE_BENCH_DEVLOOP_COMMANDS=run,show` limits
+the commands (by their dbt subcommand); `FLOE_BENCH_DEVLOOP_PHASES=cold,warm,entry`.
 """
 
 from __future__ import annotations
@@ -124,18 +129,22 @@ def _load() -> str:
     return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def _pairs(
-    label: str,
-    runs: int,
-    floe: tuple[list[str], Path, dict[str, str]],
-    duck: tuple[list[str], Path, dict[str, str]],
-) -> tuple[float, float]:
-    """Medians of ``runs`` alternating runs of the floe and dbt-duckdb commands."""
-    floe_s, duck_s = [], []
+Command = tuple[list[str], Path, dict[str, str]]
+
+
+def _rounds(runs: int, *commands: Command) -> list[float]:
+    """Medians of ``runs`` rounds, each running every command once, in turn."""
+    seconds: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
-        duck_s.append(_timed(*duck))
-        floe_s.append(_timed(*floe))
-    return statistics.median(floe_s), statistics.median(duck_s)
+        for times, command in zip(seconds, commands, strict=True):
+            times.append(_timed(*command))
+    return [statistics.median(times) for times in seconds]
+
+
+def _pairs(label: str, runs: int, floe: Command, duck: Command) -> tuple[float, float]:
+    """Medians of ``runs`` alternating runs of the floe and dbt-duckdb commands."""
+    duck_median, floe_median = _rounds(runs, duck, floe)
+    return floe_median, duck_median
 
 
 def main() -> None:
@@ -160,16 +169,26 @@ def main() -> None:
         _timed([floe_dbt, "build"], floe_project, floe_env)
 
         phases = os.environ.get("FLOE_BENCH_DEVLOOP_PHASES", "cold,warm,entry").split(",")
-        results: dict[str, dict[str, float]] = {label: {} for label, _ in COMMANDS}
+        wanted = os.environ.get("FLOE_BENCH_DEVLOOP_COMMANDS")
+        commands = [
+            (label, args) for label, args in COMMANDS if not wanted or args[0] in wanted.split(",")
+        ]
+        results: dict[str, dict[str, float]] = {label: {} for label, _ in commands}
         if "cold" in phases:
-            print(f"cold: {cold_runs} runs each, floe and dbt-duckdb in turn; {_load()}")
-            for label, args in COMMANDS:
-                floe_cmd = ([floe_dbt, *args], floe_project, floe_env)
-                duck_cmd = ([str(duck_dbt), *args], duck_project, duck_env)
-                cold, duck = _pairs(label, cold_runs, floe_cmd, duck_cmd)
-                results[label].update(cold=cold, duck_cold=duck)
-                print(f"  {label:40s} floe cold {cold:6.2f} s  duckdb {duck:5.2f} s  "
-                      f"{cold / duck:5.2f}x  ({_load()})", flush=True)  # fmt: skip
+            print(f"cold: medians of {cold_runs} rounds, each dbt-duckdb, floe's previous cold "
+                  f"(cold0) and floe cold in turn; {_load()}")  # fmt: skip
+            cold0_env = {**floe_env, "FLOE_SPARK_PRESTART": "false"}
+            for label, args in commands:
+                duck, cold0, cold = _rounds(
+                    cold_runs,
+                    ([str(duck_dbt), *args], duck_project, duck_env),
+                    ([floe_dbt, *args], floe_project, cold0_env),
+                    ([floe_dbt, *args], floe_project, floe_env),
+                )
+                results[label].update(cold=cold, duck_cold=duck, cold0=cold0)
+                print(f"  {label:40s} floe cold {cold:6.2f} s {cold / duck:5.2f}x  "
+                      f"cold0 {cold0:6.2f} s {cold0 / duck:5.2f}x  duckdb {duck:5.2f} s  "
+                      f"cold/cold0 {cold / cold0:4.2f}  ({_load()})", flush=True)  # fmt: skip
 
         from floe.dev.cli import start_detached
         from floe.runtime.settings import Settings
@@ -183,7 +202,7 @@ def main() -> None:
         saved = dict(os.environ)
         os.environ.update(floe_env)
         try:
-            pid, _log = start_detached(settings)
+            pid = start_detached(settings)[0] if {"warm", "entry"} & set(phases) else 0
         finally:
             os.environ.clear()
             os.environ.update(saved)
@@ -192,8 +211,9 @@ def main() -> None:
                 if phase not in phases:
                     continue
                 dbt = entries[phase]
-                print(f"{phase} (floe dev pid {pid}, {dbt}): {warm_runs} runs each; {_load()}")
-                for label, args in COMMANDS:
+                print(f"{phase} (floe dev pid {pid}, {dbt}): medians of {warm_runs} runs each; "
+                      f"{_load()}")  # fmt: skip
+                for label, args in commands:
                     floe_cmd = ([dbt, *args], floe_project, floe_env)
                     duck_cmd = ([str(duck_dbt), *args], duck_project, duck_env)
                     _timed(*floe_cmd)  # the first warm run parses this project in the session
@@ -205,13 +225,14 @@ def main() -> None:
             subprocess.run([sys.executable, "-m", "floe.cli", "dev", "stop"], env=floe_env,
                            capture_output=True, check=False)  # fmt: skip
 
-        print("\nmedians; ratio = floe / dbt-duckdb measured in turn with it")
+        print(f"\nmedians of {cold_runs} cold and {warm_runs} warm runs; "
+              "ratio = floe / dbt-duckdb measured in turn with it")  # fmt: skip
         print("(warm: dbt's own `dbt` script; entry: floe's `dbt` entry, floe dev install-entry)")
         for label, r in results.items():
             cells = []
-            for phase in ("cold", "warm", "entry"):
+            for phase in ("cold0", "cold", "warm", "entry"):
                 if phase in r:
-                    ratio = r[phase] / r[f"duck_{phase}"]
+                    ratio = r[phase] / r[f"duck_{phase.rstrip('0')}"]
                     cells.append(f"{phase} {r[phase]:6.2f} s {ratio:5.2f}x")
             target = TARGETS.get(label)
             best = min((r[p] / r[f"duck_{p}"] for p in ("warm", "entry") if p in r), default=None)
@@ -219,7 +240,10 @@ def main() -> None:
             if target is not None and best is not None:
                 verdict = f"  target <= {target}x: {'met' if best <= target else 'MISSED'}"
             print(f"{label:40s} " + "  ".join(cells) + verdict)
-        run = results["dbt run -s one_view"]
+        run = results.get("dbt run -s one_view", {})
+        if "cold0" in run:
+            print(f"cold / previous cold (cold0) `dbt run -s one_view`: "
+                  f"{run['cold'] / run['cold0']:.2f}x (target <= 0.6x)")  # fmt: skip
         for phase in ("warm", "entry"):
             if "cold" in run and phase in run:
                 print(f"{phase} / cold `dbt run -s one_view`: {run[phase] / run['cold']:.2f}x")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import threading
 import weakref
@@ -39,6 +40,11 @@ _READY: weakref.WeakSet[SparkSession] = weakref.WeakSet()
 _SESSION: SparkSession | None = None
 # The settings the process's session was started with or last re-pointed to.
 _SESSION_SETTINGS: Settings | None = None
+
+# A session being started ahead of its first use (prestart), and how that went.
+_PRESTART: threading.Thread | None = None
+_PRESTARTED: list[SparkSession] = []
+_PRESTART_ERROR: list[BaseException] = []
 
 SessionHook = Callable[["SparkSession", Settings], None]
 # Run on every session floe starts or re-points (use_settings), in registration order.
@@ -169,13 +175,10 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
         )
     s = settings
     with _START:
-        s.ensure_dirs()
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        os.environ.setdefault("SPARK_LOCAL_IP", s.driver_host)
-        builder = SparkSession.builder
-        for key, value in spark_conf(s).items():
-            builder = builder.config(key, value)
-        spark = builder.getOrCreate()
+        spark = _take_prestarted()
+        if spark is None:
+            _child_environment(s)
+            spark = _builder(s).getOrCreate()
         if spark not in _READY:
             spark.sparkContext.setLogLevel(s.spark_log_level)
             ensure_schemas(spark)
@@ -184,6 +187,82 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
         _SESSION = spark
         _SESSION_SETTINGS = s
     return spark
+
+
+def prestart(settings: Settings) -> bool:
+    """Start the JVM and the SparkSession of ``settings`` in a background thread.
+
+    A cold ``dbt`` command calls it from the adapter plug-in, so the JVM starts while
+    dbt imports its adapter, parses the project and plans the run (ADR 0043, "Cold
+    start"); the first :func:`get_spark` waits for it and then does the rest as always
+    (schemas, hooks). The thread touches no catalog (Spark loads a catalog on its first
+    statement), so it needs no writer lock. Returns False, doing nothing, when a
+    session is already running or being started. A failed prestart is forgotten:
+    ``get_spark`` then starts the session itself and reports the error as always.
+    """
+    global _PRESTART
+    with _START:
+        if _PRESTART is not None or (_SESSION is not None and _SESSION in _READY):
+            return False
+        _child_environment(settings)
+        thread = threading.Thread(
+            target=_prestart_run, args=(settings,), name="floe-spark-prestart", daemon=True
+        )
+        _PRESTART = thread
+        thread.start()
+    return True
+
+
+def _prestart_run(settings: Settings) -> None:
+    try:
+        _PRESTARTED.append(_builder(settings).getOrCreate())
+    except BaseException as exc:  # kept for get_spark, which starts anew
+        _PRESTART_ERROR.append(exc)
+
+
+def _take_prestarted() -> SparkSession | None:
+    """The prestarted session, once its thread is done (None: none, or it failed)."""
+    if _PRESTART is None:
+        return None
+    _PRESTART.join()
+    if _PRESTART_ERROR:
+        log.debug("prestarting Spark failed, starting it again: %r", _PRESTART_ERROR[0])
+        _PRESTART_ERROR.clear()
+        return None
+    if not _PRESTARTED:
+        return None
+    spark = _PRESTARTED.pop()
+    if spark.sparkContext._jsc is None:  # stopped meanwhile
+        return None
+    # As if started here: the session is this thread's active one, and Ctrl-C in the
+    # main thread cancels Spark's jobs (pyspark installs that only from the main thread).
+    jvm = spark._jvm
+    assert jvm is not None  # a running session has its gateway
+    jvm.SparkSession.setActiveSession(spark._jsparkSession)
+    if threading.current_thread() is threading.main_thread():
+        context = spark.sparkContext
+
+        def cancel_jobs(signum: int, frame: object) -> None:
+            context.cancelAllJobs()
+            raise KeyboardInterrupt()
+
+        signal.signal(signal.SIGINT, cancel_jobs)
+    return spark
+
+
+def _child_environment(settings: Settings) -> None:
+    settings.ensure_dirs()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", settings.driver_host)
+
+
+def _builder(settings: Settings) -> SparkSession.Builder:
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder
+    for key, value in spark_conf(settings).items():
+        builder = builder.config(key, value)
+    return builder
 
 
 def ensure_schemas(spark: SparkSession) -> None:

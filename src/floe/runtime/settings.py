@@ -166,6 +166,8 @@ class Settings:
     spark_ui: bool = False
     shuffle_partitions: int = 4
     spark_log_level: str = "ERROR"
+    # A cold `dbt` starts Spark while dbt parses (ADR 0043); false: when it first connects.
+    spark_prestart: bool = True
     # -- Spark on a cluster (spark://, yarn, k8s:// masters; docs/cluster.md)
     driver_host: str = DEFAULT_DRIVER_HOST
     executor_memory: str = "1g"
@@ -227,6 +229,7 @@ class Settings:
             spark_ui=_flag(env, "FLOE_SPARK_UI", False),
             shuffle_partitions=_positive_int(env, "FLOE_SHUFFLE_PARTITIONS", 4),
             spark_log_level=env.get("FLOE_SPARK_LOG_LEVEL") or "ERROR",
+            spark_prestart=_flag(env, "FLOE_SPARK_PRESTART", True),
             driver_host=env.get("FLOE_DRIVER_HOST") or DEFAULT_DRIVER_HOST,
             executor_memory=_memory(env, "FLOE_EXECUTOR_MEMORY", "1g"),
             event_log_dir=_uri(env.get("FLOE_SPARK_EVENT_LOG")),

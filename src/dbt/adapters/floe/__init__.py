@@ -6,6 +6,11 @@ from floe.dev.client import forward_dbt_cli
 
 forward_dbt_cli()
 
+# Cold: the JVM starts now, while dbt reads and parses the project (ADR 0043).
+from floe.dev.coldstart import prestart_for_dbt_cli  # noqa: E402
+
+prestart_for_dbt_cli()
+
 from dbt.adapters.base import AdapterPlugin  # noqa: E402
 
 from dbt.include import floe as floe_include  # noqa: E402
