@@ -85,7 +85,7 @@ def test_latest_starts_after_what_is_there_and_holds(spark, lakehouse, bus_env):
 
 def test_a_crash_before_the_raw_commit_reads_the_range_again(spark, lakehouse, bus_env):
     """Ledger rows written, raw rows not: the next batch forgets them and reads again."""
-    from floe.feeds.kinds import kafka
+    from floe.feeds.kinds.kafka import KAFKA as kafka
 
     settings = with_brokers(lakehouse, bus_env)
     bootstrap = bus_env["FLOE_KAFKA_BOOTSTRAP_SERVERS"]
@@ -114,7 +114,7 @@ def test_a_retention_gap_is_counted_and_skipped_past(spark, lakehouse, bus_env):
     import dataclasses
 
     from floe.feeds.consume import consume, gap_count
-    from floe.feeds.kinds import kafka
+    from floe.feeds.kinds.kafka import KAFKA as kafka
     from floe.streams.kafka import KafkaSource
 
     settings = with_brokers(lakehouse, bus_env)
@@ -155,3 +155,72 @@ def test_a_retention_gap_is_counted_and_skipped_past(spark, lakehouse, bus_env):
     assert gap_count(spark, feed) == 10
     gap = spark.table("raw.stream_gaps").collect()[0]
     assert (gap.first_missing, gap.last_missing, gap.missing) == ("0", "9", 10)
+
+
+def test_partitions_added_later_are_read_from_their_start(spark, lakehouse, bus_env):
+    """The feed starts at ``latest`` while the topic shows one partition; two more
+    appear later (Tansu refuses CreatePartitions, so the topic has three from the start
+    and the metadata answer hides two at first). The new ones are read from their
+    earliest offset, the known one from its position: nothing produced is lost."""
+    from floe.feeds.kinds.kafka import KAFKA
+
+    settings = with_brokers(lakehouse, bus_env)
+    bootstrap = bus_env["FLOE_KAFKA_BOOTSTRAP_SERVERS"]
+    topic = create_topic(bootstrap, partitions=3)
+    produce_kafka(bootstrap, topic, rides(settings.state_dir, 30))  # 10 a partition
+    feed = kafka_feed(topic, starting_position="latest")
+    source = KAFKA.source(feed, settings)  # the client the job uses (one per process)
+    source.partitions = lambda: [0]  # type: ignore[method-assign]
+    try:
+        _job(spark, settings, feed).run(until_idle=True)
+        marker = spark.sql("select _source_file from raw.landed_files").collect()
+        assert [r[0] for r in marker] == [f"kafka://{topic}/0/start-10"]
+        produce_kafka(bootstrap, topic, rides(settings.state_dir, 30, seed=9))
+        del source.partitions  # the two new partitions show up
+        _job(spark, settings, feed).run(until_idle=True)
+    finally:
+        source.close()  # type: ignore[attr-defined]
+    raw = spark.table("raw.rides")
+    got = sorted((r[0], r[1]) for r in raw.select("_topic_partition", "_offset").collect())
+    assert got == sorted(
+        [(0, o) for o in range(10, 20)] + [(p, o) for p in (1, 2) for o in range(20)]
+    )
+
+
+def test_positions_survive_a_catalog_migration(spark, lakehouse, bus_env, tmp_path):
+    """``floe catalog migrate`` moves the catalog entries (SQLite to another database);
+    the positions are rows of the migrated tables, so consuming through the new catalog
+    resumes where the old one stopped: each offset once."""
+    import dataclasses
+
+    from floe.runtime.catalog import CatalogDatabase
+    from floe.runtime.catalog_migration import migrate_catalog
+    from tests.helpers import use_lakehouse
+
+    settings = with_brokers(lakehouse, bus_env)
+    bootstrap = bus_env["FLOE_KAFKA_BOOTSTRAP_SERVERS"]
+    topic = create_topic(bootstrap)
+    produce_kafka(bootstrap, topic, rides(settings.state_dir, 30, bad_every=10))
+    feed = kafka_feed(topic)
+    _job(spark, settings, feed).run(until_idle=True)
+    assert spark.table("raw.rides").count() == 27
+
+    target = f"jdbc:sqlite:{tmp_path / 'migrated.db'}?journal_mode=WAL&busy_timeout=30000"
+    report = migrate_catalog(
+        CatalogDatabase(settings.catalog_uri),
+        CatalogDatabase(target),
+        warehouse=settings.warehouse,
+    )
+    assert "raw.rides" in report.copied and "raw.landed_files" in report.copied
+    moved = dataclasses.replace(settings, catalog_uri=target)
+    use_lakehouse(spark, moved)
+    produce_kafka(bootstrap, topic, rides(settings.state_dir, 15, seed=4))
+    job = _job(spark, moved, feed)
+    job.run(until_idle=True)
+    assert sum(b.records_in for b in job.batches) == 15
+    raw = spark.table("raw.rides")
+    assert raw.count() == 27 + 15
+    assert raw.select("_topic_partition", "_offset").distinct().count() == 42
+    from floe.feeds.ingest import reconcile_or_raise
+
+    assert reconcile_or_raise(spark, feed, always=True) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pyspark.sql import functions as F
 
 from tests.streams.conftest import (
     FIXTURE_PROJECT,
@@ -70,3 +71,95 @@ def test_latest_starts_at_the_first_batch_time(spark, lakehouse, bus_env):
     put_kinesis(endpoint, name, vitals(settings.state_dir, 7))
     _run(spark, settings, feed)
     assert spark.table("raw.vitals").count() == 7
+
+
+def test_merged_shards_are_read_after_both_parents_are_drained(spark, lakehouse, bus_env):
+    """The merged child names both parents (ParentShardId, AdjacentParentShardId) and
+    is read only once both are drained. moto copies the parents' records into the
+    merged child (AWS does not; it keeps routing new ones to the closed parents): the
+    child's copies arrive with their own sequence numbers, so they land once more."""
+    settings = with_brokers(lakehouse, bus_env)
+    endpoint = bus_env["FLOE_KINESIS_ENDPOINT"]
+    name = create_stream(endpoint, shards=2)
+    put_kinesis(endpoint, name, vitals(settings.state_dir, 30))
+    client = kinesis_client(endpoint)
+    first, second = (s["ShardId"] for s in client.list_shards(StreamName=name)["Shards"])
+    client.merge_shards(StreamName=name, ShardToMerge=first, AdjacentShardToMerge=second)
+    child = next(
+        s
+        for s in client.list_shards(StreamName=name)["Shards"]
+        if s.get("AdjacentParentShardId") == second
+    )
+    feed = kinesis_feed(name, max_records=8)
+    job = _run(spark, settings, feed)
+    assert len(job.batches) >= 8  # 60 records, 8 a batch
+    raw = spark.table("raw.vitals")
+    assert raw.count() == 60
+    assert raw.select("_sequence_number").distinct().count() == 60
+    seqs = {
+        r._shard: (r.lo, r.hi)
+        for r in raw.groupBy("_shard")
+        .agg(F.min("_load_seq").alias("lo"), F.max("_load_seq").alias("hi"))
+        .collect()
+    }
+    assert set(seqs) == {first, second, child["ShardId"]}
+    # the child's first batch is the parents' last one or later (a batch may finish a
+    # parent, find it drained, then start the child)
+    assert seqs[child["ShardId"]][0] >= max(seqs[first][1], seqs[second][1])
+    assert seqs[child["ShardId"]][0] > min(seqs[first][0], seqs[second][0])
+    assert _run(spark, settings, feed).batches == []
+
+
+class _Trimmed:
+    """A Kinesis client whose shards lost every record up to ``horizon`` to retention.
+
+    moto never trims (and a stream's retention is 24 h at least), so this stands in
+    for the expiry alone; every call still goes to moto_server."""
+
+    def __init__(self, client, horizon: int) -> None:  # type: ignore[no-untyped-def]
+        self._client, self._horizon = client, horizon
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._client, name)
+
+    def get_records(self, **kwargs):  # type: ignore[no-untyped-def]
+        page = self._client.get_records(**kwargs)
+        kept = [r for r in page["Records"] if int(r["SequenceNumber"]) > self._horizon]
+        return {**page, "Records": kept}
+
+
+def test_a_retention_gap_is_recorded_and_read_past(spark, lakehouse, bus_env):
+    """Records 11..20 expired unread: a raw.stream_gaps row names the range (count
+    unknown: sequence numbers are not contiguous), reading goes on at 21, once."""
+    from floe.feeds.consume import GAPS
+    from floe.feeds.kinds.kinesis import KINESIS
+
+    settings = with_brokers(lakehouse, bus_env)
+    endpoint = bus_env["FLOE_KINESIS_ENDPOINT"]
+    name = create_stream(endpoint, shards=1)
+    shard = kinesis_client(endpoint).list_shards(StreamName=name)["Shards"][0]["ShardId"]
+    put_kinesis(endpoint, name, vitals(settings.state_dir, 10))
+    feed = kinesis_feed(name)
+    _run(spark, settings, feed)
+    assert spark.table("raw.vitals").count() == 10
+
+    put_kinesis(endpoint, name, vitals(settings.state_dir, 20))  # sequence numbers 11..30
+    source = KINESIS.source(feed, settings)  # the client the job uses (one per process)
+    source._client = _Trimmed(source.client(), horizon=20)  # type: ignore[attr-defined]
+    try:
+        job = _run(spark, settings, feed)
+        assert sum(b.records_in for b in job.batches) == 10
+        raw = spark.table("raw.vitals")
+        assert raw.count() == 20
+        kept = sorted(int(r[0].split(":")[1]) for r in raw.select("_sequence_number").collect())
+        assert kept == list(range(1, 11)) + list(range(21, 31))
+        gaps = spark.table(GAPS).where("feed = 'vitals'").collect()
+        assert [(g.partition, g.first_missing, g.last_missing, g.missing) for g in gaps] == [
+            (shard, "11", "20", None)
+        ]
+        assert gaps[0]._source_file == f"kinesis://{name}/{shard}/gap-21"
+        # read past: the next run finds its position (30) still there, no new gap
+        assert _run(spark, settings, feed).batches == []
+        assert spark.table(GAPS).where("feed = 'vitals'").count() == 1
+    finally:
+        source.close()  # type: ignore[attr-defined]

@@ -21,6 +21,7 @@ segment and a row of ``raw.stream_gaps`` (counted, never skipped silently).
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -32,8 +33,7 @@ from typing import TYPE_CHECKING, Any
 from floe.feeds import ledger
 from floe.feeds.declarations import Feed, FeedError
 from floe.feeds.files import LandedFile
-from floe.streams import Fetched, Gap, Record, parse_segment_key, segment_key
-from floe.streams.kafka import arrival_text
+from floe.streams import Fetched, Gap, Record, arrival_text, parse_segment_key, segment_key
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -98,6 +98,10 @@ class Bus:
     # a record's sequence text: unique per feed, ordered within a partition
     sequence: Callable[[Record], str]
     start_word: str  # first word of a starting-position marker segment
+    # a data segment's <last> (Kafka: the next offset; Kinesis: the last sequence)
+    last: Callable[[Sequence[Record]], str]
+    # raw rows -> with the broker's coordinates as typed columns
+    coordinates: Callable[[DataFrame], DataFrame]
 
 
 def ensure_gaps_table(spark: SparkSession) -> None:
@@ -128,32 +132,14 @@ def _forget_unfinished(spark: SparkSession, feed: Feed, done: set[str]) -> int:
 
     from floe.runtime.statements import sql_retrying
 
-    recorded = {
-        r[0]
-        for r in spark.table(ledger.LANDED_FILES)
-        .where(F.col("feed") == feed.name)
-        .select("_source_file")
-        .collect()
-    }
-    stale = sorted(k for k in recorded if k not in done and parse_segment_key(k) is not None)
-    quarantined = {
-        r[0]
-        for r in spark.table(ledger.QUARANTINE)
-        .where(F.col("feed") == feed.name)
-        .select("_source_file")
-        .distinct()
-        .collect()
-    }
-    gapped = {
-        r[0]
-        for r in spark.table(GAPS)
-        .where(F.col("feed") == feed.name)
-        .select("_source_file")
-        .collect()
-    }
-    stale = sorted(
-        set(stale) | {k for k in quarantined | gapped if k not in done and parse_segment_key(k)}
+    # One query over the three tables a batch writes before its raw rows.
+    landed, *others = (
+        spark.table(t).where(F.col("feed") == feed.name).select("_source_file")
+        for t in (ledger.LANDED_FILES, ledger.QUARANTINE, GAPS)
     )
+    keys = functools.reduce(lambda a, b: a.unionByName(b), others, landed)
+    recorded = {r[0] for r in keys.distinct().collect()}
+    stale = sorted(k for k in recorded if k not in done and parse_segment_key(k) is not None)
     if not stale:
         return 0
     view = f"floe_unfinished_{uuid.uuid4().hex}"
@@ -229,7 +215,7 @@ def consume(
     moment = datetime.fromisoformat(ctx.ingested_at).replace(tzinfo=UTC)
     folder = (moment.year, moment.month, moment.day, moment.hour)
     for partition, records in sorted(fetched.records.items()):
-        key = segment_key(bus.scheme, bus.name, partition, records[0].position, _last(bus, records))
+        key = segment_key(bus.scheme, bus.name, partition, records[0].position, bus.last(records))
         segments.append(
             _segment(feed, key, len(records), sum(len(r.value) for r in records), now_ns)
         )
@@ -246,7 +232,9 @@ def consume(
             "_line string, _source_file string, ingest_year int, ingest_month int, "
             "ingest_day int, ingest_hour int",
         )
-        batch = stream.decode(spark, feed, frame, ctx)
+        # Positions hand each record to one segment, appended once: no redelivery
+        # check (the file kinds' join against the raw table) is needed.
+        batch = stream.decode(spark, feed, frame, ctx, redeliveries=False)
         counts.update(batch.counts)
         quarantine = batch.quarantine
         rows = batch.rows
@@ -258,13 +246,6 @@ def consume(
     ledger.record(spark, feed, segments, counts, quarantine, ctx.ingested_at, ctx.load_seq)
     rows = with_provenance(ledger.with_load_seq(rows, ctx.load_seq), bus)
     return IngestResult(rows, [s.key for s in segments], counts)
-
-
-def _last(bus: Bus, records: Sequence[Record]) -> str:
-    """A data segment's ``<last>``: Kafka the next offset, Kinesis the last sequence."""
-    if bus.scheme == "kafka":
-        return str(int(records[-1].position) + 1)
-    return records[-1].position
 
 
 def _gap_key(bus: Bus, gap: Gap) -> str:
@@ -292,17 +273,7 @@ def _record_gaps(
 def with_provenance(rows: DataFrame, bus: Bus) -> DataFrame:
     """Raw rows with the broker's coordinates as typed columns (from the segment key
     and the record's sequence): ``_topic, _topic_partition, _offset`` or ``_stream, _shard``."""
-    from pyspark.sql import functions as F
-
-    part = F.split(F.col("_source_file"), "/").getItem(3)
-    if bus.scheme == "kafka":
-        return rows.select(
-            "*",
-            F.lit(bus.name).alias("_topic"),
-            part.cast("int").alias("_topic_partition"),
-            F.split(F.col("_sequence_number"), ":").getItem(1).cast("bigint").alias("_offset"),
-        )
-    return rows.select("*", F.lit(bus.name).alias("_stream"), part.alias("_shard"))
+    return bus.coordinates(rows)
 
 
 def gap_count(spark: SparkSession, feed: Feed) -> int:

@@ -11,10 +11,12 @@ kill at any moment is harmless: the positions are the committed tables.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,6 +57,10 @@ class BusJob:
     stop: threading.Event = field(default_factory=threading.Event)
     batches: list[BatchSummary] = field(default_factory=list)
     on_batch: Callable[[BatchSummary], None] | None = None  # after each commit
+    # Taken around each feed's batch: ``floe stream`` passes the file query's lock so
+    # the two kinds of batch commit to the shared side tables one after the other.
+    turn: AbstractContextManager[object] = field(default_factory=contextlib.nullcontext)
+    owner: str = "floe consume"  # the writer lock's owner name
 
     def run_once(self) -> list[BatchSummary]:
         """One micro-batch of every feed (each under the writer lock)."""
@@ -65,7 +71,7 @@ class BusJob:
         for feed in self.feeds:
             if self.stop.is_set():
                 break
-            with writer_lock(self.settings, "floe consume"):
+            with self.turn, writer_lock(self.settings, self.owner):
                 result = _broker(feed).consume(
                     self.spark,
                     feed,

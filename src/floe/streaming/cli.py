@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import TextIO
+import time
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
 from floe.runtime import Settings
+
+if TYPE_CHECKING:
+    from floe.streaming.bus import BatchSummary
 
 
 @click.command()
@@ -24,19 +28,25 @@ from floe.runtime import Settings
 @click.option(
     "--available-now",
     is_flag=True,
-    help="Process everything landed so far, then stop (a catch-up run).",
+    help="Process everything landed (and on the brokers) so far, then stop (a catch-up run).",
 )
 def stream(window: str, max_files_per_trigger: int, available_now: bool) -> None:
-    """Decode landed stream feeds into raw.<feed> / raw.quarantine as they arrive.
+    """Decode landed stream feeds and consume the kafka / kinesis feeds, continuously.
 
-    Stops cleanly on SIGINT/SIGTERM after the batch in progress; a restart
-    resumes from the checkpoint under $FLOE_HOME/state/stream.
+    Landed files go through one Structured Streaming query; broker feeds get one
+    exactly-once micro-batch each per window (as ``floe consume``), taking turns with
+    the file batches. Stops cleanly on SIGINT/SIGTERM after the batch in progress; a
+    restart resumes from the checkpoint under $FLOE_HOME/state/stream and from the
+    positions committed with the rows (docs/streams.md).
     """
+    from floe.feeds import load_feeds
     from floe.runtime import get_spark
     from floe.runtime.locking import WriterLockTimeout, writer_lock
+    from floe.streaming.bus import BusJob, bus_feeds
     from floe.streaming.job import StreamJob
 
     settings = Settings.from_env()
+    seconds = window_seconds(window)
     # The session start creates the fixed schemas (a catalog write): under the writer
     # lock, like every batch (docs/reliability.md).
     try:
@@ -51,13 +61,31 @@ def stream(window: str, max_files_per_trigger: int, available_now: bool) -> None
         window=window,
         available_now=available_now,
     )
-    query = job.start()
+    brokers = bus_feeds(load_feeds(job.project_dir))  # type: ignore[arg-type]
+    if not job.streams and not brokers:
+        raise click.ClickException(
+            "no stream, kafka or kinesis feeds are declared (meta.floe.kind)"
+        )
+    bus = BusJob(
+        spark,
+        settings,
+        job.project_dir,  # type: ignore[arg-type]
+        brokers,
+        window_seconds=seconds,
+        turn=job.turn,
+        owner="floe stream",
+        on_batch=_echo_batch,
+    )
+    query = job.start() if job.streams else None
     stopper: list[threading.Thread] = []
 
     def on_signal(signum: int, _frame: object) -> None:
         if stopper:
             return
         click.echo(f"signal {signum}: stopping after the current batch", err=True)
+        bus.stop.set()
+        if query is None:
+            return
         # Off the main thread: request_stop waits for the running batch.
         thread = threading.Thread(target=job.request_stop, args=(query,), daemon=True)
         stopper.append(thread)
@@ -65,19 +93,57 @@ def stream(window: str, max_files_per_trigger: int, available_now: bool) -> None
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    names = ", ".join(f.name for f in job.streams)
+    names = ", ".join(f.name for f in [*job.streams, *brokers])
     click.echo(f"floe stream: {names} under {settings.landing}, every {window}")
+    next_bus = 0.0
     try:
-        while query.isActive:
-            query.awaitTermination(1.0)
+        while (query is not None and query.isActive) or (brokers and not bus.stop.is_set()):
+            if query is not None and query.isActive:
+                query.awaitTermination(1.0)
             job.poll_reference()
+            if brokers and not bus.stop.is_set() and time.monotonic() >= next_bus:
+                started = time.monotonic()
+                read = bus.run_once()
+                if available_now and not read:
+                    bus.stop.set()  # the brokers are caught up
+                next_bus = started + (0.0 if available_now else seconds)
+            elif query is None:
+                bus.stop.wait(1.0)
     except Exception as exc:  # the stop request aborts a batch that started meanwhile
-        if not job.stopping:
+        if not job.stopping and not bus.stop.is_set():
             raise click.ClickException(str(exc)) from exc
     for thread in stopper:
         thread.join()
     done = [b for b in job.batches if len(b) > 2]
-    click.echo(f"floe stream stopped: {len(job.batches)} batch(es), {len(done)} with new files")
+    click.echo(
+        f"floe stream stopped: {len(job.batches)} batch(es), {len(done)} with new files, "
+        f"{len(bus.batches)} broker batch(es), {sum(b.records_in for b in bus.batches)} "
+        "record(s)"
+    )
+
+
+def window_seconds(window: str) -> float:
+    """``--window`` text (``100 seconds``, ``2 minutes``, ``500 ms``) in seconds."""
+    units = {"ms": 0.001, "millisecond": 0.001, "second": 1.0, "sec": 1.0, "s": 1.0}
+    units |= {"minute": 60.0, "min": 60.0, "m": 60.0, "hour": 3600.0, "h": 3600.0}
+    parts = window.split()
+    try:
+        amount = float(parts[0])
+        unit = parts[1].lower() if len(parts) > 1 else "second"
+        return amount * (units[unit] if unit in units else units[unit.removesuffix("s")])
+    except (IndexError, KeyError, ValueError):
+        raise click.BadParameter(
+            f"{window!r}: give an amount and a unit, e.g. '100 seconds' or '2 minutes'",
+            param_hint="--window",
+        ) from None
+
+
+def _echo_batch(b: BatchSummary) -> None:
+    click.echo(
+        f"batch {b.feed}: {b.segments} segment(s), {b.records_in} in, {b.loaded} loaded, "
+        f"{b.quarantined} quarantined",
+        err=True,
+    )
 
 
 @click.command()
@@ -120,11 +186,7 @@ def consume(
         window_seconds=window_seconds,
         max_records=max_records,
         max_bytes=max_bytes,
-        on_batch=lambda b: click.echo(
-            f"batch {b.feed}: {b.segments} segment(s), {b.records_in} in, {b.loaded} loaded, "
-            f"{b.quarantined} quarantined",
-            err=True,
-        ),
+        on_batch=_echo_batch,
     )
 
     def on_signal(signum: int, _frame: object) -> None:

@@ -72,6 +72,12 @@ class StreamJob:
         self.references = [f for f in feeds if f.kind == "reference"]
 
     @property
+    def turn(self) -> threading.Lock:
+        """Held by each file batch and reference refresh: other batches of this process
+        (``floe stream``'s broker feeds) take it too, so commits stay sequential."""
+        return self._lock
+
+    @property
     def stopping(self) -> bool:
         return self._stopping
 

@@ -12,6 +12,7 @@ from floe.streams.records import (
     PositionKey,
     Record,
     StreamSourceError,
+    arrival_text,
     parse_segment_key,
     segment_key,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "PositionKey",
     "Record",
     "StreamSourceError",
+    "arrival_text",
     "parse_segment_key",
     "segment_key",
 ]

@@ -23,16 +23,6 @@ EMPTY_POLL_MS = 300  # a poll that waits this long with nothing new ends a fetch
 EMPTY_POLLS = 2  # consecutive empty polls that end a fetch
 
 
-def arrival_text(timestamp_ms: int | None) -> str | None:
-    """A broker timestamp (ms since the epoch) as ISO text in UTC."""
-    if timestamp_ms is None or timestamp_ms < 0:
-        return None
-    from datetime import UTC
-
-    moment = datetime.fromtimestamp(timestamp_ms / 1000, UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{timestamp_ms % 1000:03d}Z"
-
-
 @dataclass
 class KafkaSource:
     """One topic on one cluster; ``bootstrap`` is ``host:port[,host:port]``."""
@@ -93,6 +83,9 @@ class KafkaSource:
         A partition without a position starts at its earliest offset, or — for
         ``latest`` or a timestamp — gets only a ``start`` marker this batch (the
         position then holds from the next batch on, even if nothing was produced).
+        Once the feed holds positions, a partition without one was added to the topic
+        since: it is read from its earliest offset whatever the starting position (as
+        Spark's Kafka source does), so nothing produced to it before floe saw it is lost.
         """
         from kafka import TopicPartition
 
@@ -113,7 +106,7 @@ class KafkaSource:
                     )
                     nxt = beginning[part]
                 seek[part] = nxt
-            elif starting_position == "earliest":
+            elif starting_position == "earliest" or positions:
                 seek[part] = beginning[part]
             else:
                 starts[part] = str(self._start_offset(tps[part], starting_position))

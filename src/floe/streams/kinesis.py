@@ -4,6 +4,13 @@ Shards are listed on every batch, so split and merged shards are followed: a chi
 shard is read once its parents are drained (closed and read to their end), so the
 records of one partition key stay in order. No checkpoint table (as the KCL keeps)
 is used: the positions are the last sequence number floe committed per shard.
+
+Retention gaps: a shard is resumed *at* its last committed sequence number, not after
+it, so the first record returned must be that one. When it is not (the record expired:
+the stream's retention trimmed the shard past floe's position), the records between it
+and the first one returned may have expired unread: a :class:`~floe.streams.Gap`
+(``missing`` unknown, as Kinesis sequence numbers are not contiguous) is reported and
+the read goes on from the oldest record left (docs/streams.md, "Retention gaps").
 """
 
 from __future__ import annotations
@@ -12,17 +19,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from floe.streams.records import Fetched, Record, StreamSourceError
+from floe.streams.records import Fetched, Gap, Record, StreamSourceError
 
 MAX_GET_RECORDS = 10_000  # Kinesis' own per-call limit
 
 
 @dataclass(frozen=True)
 class ShardPosition:
-    """Where to resume a shard: after a sequence number, or at a time (ms)."""
+    """Where to resume a shard: after a sequence number, at one (the first record after
+    a retention gap), or at a time (ms)."""
 
     after: str | None = None
     at_ms: int | None = None
+    at_sequence: str | None = None
 
 
 @dataclass
@@ -80,6 +89,7 @@ class KinesisSource:
         records: dict[str, list[Record]] = {}
         starts: dict[str, str] = {}
         total = size = 0
+        gaps: list[Gap] = []
         pending = sorted(shards, key=lambda s: s["SequenceNumberRange"]["StartingSequenceNumber"])
         progress = True
         while pending and progress and total < max_records and size < max_bytes:
@@ -105,7 +115,7 @@ class KinesisSource:
                     continue
                 closed = bool(shard["SequenceNumberRange"].get("EndingSequenceNumber"))
                 got, done = self._read(
-                    sid, position, max_records - total, max_bytes - size, closed=closed
+                    sid, position, max_records - total, max_bytes - size, closed=closed, gaps=gaps
                 )
                 if got:
                     records[sid] = got
@@ -114,7 +124,7 @@ class KinesisSource:
                 if done:
                     drained.add(sid)
             pending = waiting
-        return Fetched(records, [], starts)
+        return Fetched(records, gaps, starts)
 
     def _read(
         self,
@@ -124,30 +134,33 @@ class KinesisSource:
         max_bytes: int,
         *,
         closed: bool = False,
+        gaps: list[Gap] | None = None,
     ) -> tuple[list[Record], bool]:
         """(records, whether the shard is closed and read to its end).
 
         A closed shard is drained when its iterator ends, or (endpoints that keep
         handing out iterators) when a read from the position finds nothing more.
+        Resuming after a sequence number reads *at* it and checks that it is still
+        there (module docstring); a retention gap is appended to ``gaps``.
         """
         client = self.client()
-        kwargs: dict[str, Any] = {"StreamName": self.stream, "ShardId": shard}
-        if position is None:
-            kwargs["ShardIteratorType"] = "TRIM_HORIZON"
-        elif position.after is not None:
-            kwargs["ShardIteratorType"] = "AFTER_SEQUENCE_NUMBER"
-            kwargs["StartingSequenceNumber"] = position.after
-        else:
-            kwargs["ShardIteratorType"] = "AT_TIMESTAMP"
-            kwargs["Timestamp"] = datetime.fromtimestamp((position.at_ms or 0) / 1000, UTC)
-        iterator = client.get_shard_iterator(**kwargs)["ShardIterator"]
+        iterator, check = self._iterator(shard, position)
         out: list[Record] = []
         size = 0
         while iterator and len(out) < max_records and size < max_bytes:
             page = client.get_records(
-                ShardIterator=iterator, Limit=min(MAX_GET_RECORDS, max_records - len(out))
+                ShardIterator=iterator,
+                Limit=min(MAX_GET_RECORDS, max_records - len(out) + (check is not None)),
             )
-            for item in page["Records"]:
+            items = page["Records"]
+            if check is not None and items:
+                first = items[0]["SequenceNumber"]
+                if first == check:
+                    items = items[1:]  # the last record committed: still there
+                elif gaps is not None:
+                    gaps.append(Gap(shard, str(int(check) + 1), str(int(first) - 1), None))
+                check = None
+            for item in items:
                 if len(out) >= max_records or size >= max_bytes:
                     return out, False
                 arrival = item.get("ApproximateArrivalTimestamp")
@@ -165,3 +178,31 @@ class KinesisSource:
             if not page["Records"]:
                 return out, iterator is None or closed
         return out, iterator is None
+
+    def _iterator(self, shard: str, position: ShardPosition | None) -> tuple[str, str | None]:
+        """(shard iterator, sequence number its first record must carry, or None)."""
+        from botocore.exceptions import ClientError
+
+        client = self.client()
+        kwargs: dict[str, Any] = {"StreamName": self.stream, "ShardId": shard}
+        check = None
+        if position is None:
+            kwargs["ShardIteratorType"] = "TRIM_HORIZON"
+        elif position.after is not None:
+            kwargs["ShardIteratorType"] = "AT_SEQUENCE_NUMBER"
+            kwargs["StartingSequenceNumber"] = check = position.after
+        elif position.at_sequence is not None:
+            kwargs["ShardIteratorType"] = "AT_SEQUENCE_NUMBER"
+            kwargs["StartingSequenceNumber"] = position.at_sequence
+        else:
+            kwargs["ShardIteratorType"] = "AT_TIMESTAMP"
+            kwargs["Timestamp"] = datetime.fromtimestamp((position.at_ms or 0) / 1000, UTC)
+        try:
+            return client.get_shard_iterator(**kwargs)["ShardIterator"], check
+        except ClientError as exc:
+            if check is None or exc.response["Error"]["Code"] != "InvalidArgumentException":
+                raise
+        # The position's record is gone and the endpoint refuses it: from the oldest
+        # record left, every record before that one counted as a possible gap.
+        kwargs = {"StreamName": self.stream, "ShardId": shard, "ShardIteratorType": "TRIM_HORIZON"}
+        return client.get_shard_iterator(**kwargs)["ShardIterator"], check

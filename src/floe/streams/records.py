@@ -18,12 +18,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 SCHEMES = ("kafka", "kinesis")
 _KEY = re.compile(
     r"^(?P<scheme>kafka|kinesis)://(?P<name>[^/]+)/(?P<part>[^/]+)/"
     r"(?P<first>[A-Za-z0-9]+)-(?P<last>[0-9]+)$"
 )
+
+
+def arrival_text(timestamp_ms: int | None) -> str | None:
+    """A broker timestamp (ms since the epoch) as ISO text in UTC."""
+    if timestamp_ms is None or timestamp_ms < 0:
+        return None
+    moment = datetime.fromtimestamp(timestamp_ms / 1000, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{timestamp_ms % 1000:03d}Z"
 
 
 class StreamSourceError(RuntimeError):

@@ -59,8 +59,8 @@ KINDS: dict[str, FeedKind] = {
     "csv_loads": csv_loads,
     "dms": dms,
     "flagged_csv": flagged_csv,
-    "kafka": kafka,
-    "kinesis": kinesis,
+    "kafka": kafka.KAFKA,
+    "kinesis": kinesis.KINESIS,
     "reference": reference,
     "stream": stream,
 }

@@ -243,8 +243,11 @@ def _finish(
     ctx: IngestContext,
     staging: Path,
     pieces: Sequence[PieceCounts],
+    *,
+    redeliveries: bool = True,
 ) -> Batch:
-    """Counts, redeliveries, raw and quarantine rows of a staged decode pass."""
+    """Counts, redeliveries (unless the source rules them out), raw and quarantine rows
+    of a staged decode pass."""
     from pyspark.sql import functions as F
 
     counts = _file_counts(pieces)
@@ -255,8 +258,8 @@ def _finish(
         # record it, the next build reads it whole.
         staged = staged.where(~F.col("_source_file").isin(changed))
     live = [p for p in pieces if p.source_file not in changed]
-    lows = [p.min_seq for p in live if p.min_seq is not None]
-    highs = [p.max_seq for p in live if p.max_seq is not None]
+    lows = [p.min_seq for p in live if p.min_seq is not None and redeliveries]
+    highs = [p.max_seq for p in live if p.max_seq is not None and redeliveries]
     staged = mark_duplicates(
         spark,
         feed,
@@ -270,8 +273,19 @@ def _finish(
     return Batch(rows=good, counts=counts, quarantine=bad, notes={"skipped": changed})
 
 
-def decode(spark: SparkSession, feed: Feed, lines: DataFrame, ctx: IngestContext) -> Batch:
-    """Decode ``lines`` (``_line, _source_file, ingest_*``; a streaming micro-batch)."""
+def decode(
+    spark: SparkSession,
+    feed: Feed,
+    lines: DataFrame,
+    ctx: IngestContext,
+    *,
+    redeliveries: bool = True,
+) -> Batch:
+    """Decode ``lines`` (``_line, _source_file, ingest_*``; a streaming micro-batch).
+
+    ``redeliveries=False``: the source cannot hand a record over twice (a broker kind's
+    segments cover each position once, docs/streams.md), so the redelivery check — a
+    join against ``raw.<feed>`` — is skipped."""
     ref = registry_ref(ctx)
     staging = _staging_dir(ctx.state_dir, feed)
     pieces = stage_lines(
@@ -282,7 +296,7 @@ def decode(spark: SparkSession, feed: Feed, lines: DataFrame, ctx: IngestContext
         DecodeLimits.from_settings(ctx.settings),
         staging,
     )
-    return _finish(spark, feed, ctx, staging, pieces)
+    return _finish(spark, feed, ctx, staging, pieces, redeliveries=redeliveries)
 
 
 def read(spark: SparkSession, feed: Feed, files: Sequence[LandedFile], ctx: IngestContext) -> Batch:
