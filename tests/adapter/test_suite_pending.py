@@ -47,7 +47,6 @@ class TestMicrobatchFloe(BaseMicrobatch):
     pass
 
 
-@pending("dbt clone")
 class TestClonePossibleFloe(BaseClonePossible):
     pass
 
