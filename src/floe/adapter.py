@@ -48,6 +48,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from dbt.adapters.base import PythonJobHelper, available
+from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
 from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark import SparkAdapter, SparkColumn, SparkCredentials, SparkRelation
@@ -604,7 +605,16 @@ class FloeAdapter(SparkAdapter):
     def get_columns_in_relation(self, relation: Any) -> list[Any]:
         return [FloeColumn.of(column) for column in super().get_columns_in_relation(relation)]
 
-    # ---- dbt clone (floe.materialize.clone; docs/decisions/0042-dbt-clone-on-iceberg.md)
+    # ---- microbatch and dbt clone (docs/decisions/0026-microbatch-window-merge.md, 0042)
+
+    # Batches of a microbatch model run one at a time, whatever `concurrent_batches` says:
+    # each is a MERGE on the same Iceberg table, and concurrent ones conflict in its
+    # optimistic commit (docs/decisions/0026-microbatch-window-merge.md, "Concurrency").
+    _capabilities = CapabilityDict(
+        {Capability.MicrobatchConcurrency: CapabilitySupport(support=Support.Unsupported)}
+    )
+
+    # dbt clone (floe.materialize.clone; docs/decisions/0042-dbt-clone-on-iceberg.md)
 
     @available
     def floe_prepare_clone(self, target: Any, source: Any) -> str:

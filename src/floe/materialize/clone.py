@@ -264,7 +264,7 @@ def live_clones(spark: SparkSession, table: str, *, catalog: str, loaded: Any = 
     for tag in [str(name) for name in loaded.refs().keySet()]:
         if not tag.startswith(TAG_PREFIX):
             continue
-        for clone in _tag_clones(tag):
+        for clone in tag_clones(tag):
             reader = iceberg_table(spark, catalog, clone)
             if reader is None:
                 continue
@@ -274,7 +274,7 @@ def live_clones(spark: SparkSession, table: str, *, catalog: str, loaded: Any = 
     return sorted(clones)
 
 
-def _tag_clones(tag: str) -> list[str]:
+def tag_clones(tag: str) -> list[str]:
     """The clone names a tag can stand for (a schema may itself contain ``__``)."""
     rest = tag[len(TAG_PREFIX) :]
     names = []
