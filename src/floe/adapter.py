@@ -48,6 +48,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from dbt.adapters.base import PythonJobHelper, available
+from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
 from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark import SparkAdapter, SparkColumn, SparkCredentials, SparkRelation
@@ -67,6 +68,7 @@ from floe.docsite.catalog import (
 from floe.envs import EnvError, branch_of, require_env
 from floe.feeds import FeedError
 from floe.feeds.raw_models import reconcile_nodes
+from floe.materialize.clone import drop_clone, is_clone, live_clones
 from floe.privacy.run_operations import run_operation
 from floe.quality.model_checks import run_checks_for, run_dqdl_for
 from floe.runtime import Settings, add_session_hook, get_spark, session_settings
@@ -603,6 +605,42 @@ class FloeAdapter(SparkAdapter):
     def get_columns_in_relation(self, relation: Any) -> list[Any]:
         return [FloeColumn.of(column) for column in super().get_columns_in_relation(relation)]
 
+    # ---- microbatch and dbt clone (docs/decisions/0026-microbatch-window-merge.md, 0042)
+
+    # Batches of a microbatch model run one at a time, whatever `concurrent_batches` says:
+    # each is a MERGE on the same Iceberg table, and concurrent ones conflict in its
+    # optimistic commit (docs/decisions/0026-microbatch-window-merge.md, "Concurrency").
+    _capabilities = CapabilityDict(
+        {Capability.MicrobatchConcurrency: CapabilitySupport(support=Support.Unsupported)}
+    )
+
+    # dbt clone (floe.materialize.clone; docs/decisions/0042-dbt-clone-on-iceberg.md)
+
+    @available
+    def floe_prepare_clone(self, target: Any, source: Any) -> str:
+        """Tag ``source``'s current snapshot and write the clone's metadata file; returns
+        the statement that registers it as ``target`` (the clone's `main` statement)."""
+        from floe.materialize.clone import CloneError, prepare_clone, table_name
+
+        settings = connection_settings()
+        spark = get_spark(settings)
+        catalog = settings.catalog_name
+        try:
+            prepared = prepare_clone(
+                spark,
+                table_name(source.schema, source.identifier),
+                table_name(target.schema, target.identifier),
+                catalog=catalog,
+                warehouse=spark.conf.get(f"spark.sql.catalog.{catalog}.warehouse")
+                or settings.warehouse,
+            )
+        except CloneError as exc:
+            raise DbtRuntimeError(str(exc)) from exc
+        return (
+            f"call {catalog}.system.register_table(table => {sql_literal(prepared.table)}, "
+            f"metadata_file => {sql_literal(prepared.metadata_file)})"
+        )
+
     # ---- seeds (floe.materialize.seeds; docs/decisions/0025-seeds-and-snapshots.md)
 
     @available
@@ -682,8 +720,23 @@ def _drop_iceberg_table(spark: Any, table: str) -> None:
     except Exception:  # not an Iceberg table of the catalog: a temporary view, or missing
         spark.sql(f"drop table if exists {table} purge")  # Spark's own drop decides
         return
+    catalog = name.split(".", 1)[0]
+    plain = table.replace("`", "")
+    if is_clone(loaded.properties()):
+        # docs/decisions/0042-dbt-clone-on-iceberg.md: its own files only, and its tags
+        drop_clone(spark, plain, loaded, catalog=catalog)
+        return
     if str(loaded.properties().getOrDefault("gc.enabled", "true")).lower() == "false":
         spark.sql(f"drop table if exists {table} purge")  # Iceberg refuses, naming why
+        return
+    readers = live_clones(spark, plain, catalog=catalog, loaded=loaded)
+    if readers:
+        logger.warning(
+            f"floe: {plain} is dropped but its files stay: clone(s) {', '.join(readers)} "
+            "read them (docs/decisions/0042-dbt-clone-on-iceberg.md); drop or re-clone "
+            "those to let them go"
+        )
+        spark.sql(f"drop table if exists {table}")
         return
     loaded.refresh()
     metadata = loaded.operations().current()

@@ -14,6 +14,7 @@ from dbt.tests.adapter.empty.test_empty import BaseTestEmpty, BaseTestEmptyInlin
 from dbt.tests.adapter.ephemeral.test_ephemeral import BaseEphemeralMulti
 from dbt.tests.adapter.persist_docs.test_persist_docs import (
     BasePersistDocsAllColumnsMissing,
+    BasePersistDocsColumnMissing,
     BasePersistDocsQuotedColumnCaseSensitive,
     BasePersistDocsQuotedDescriptionNotAppliedOnMismatch,
 )
@@ -113,6 +114,10 @@ class TestStoreTestFailuresAsExceptionsFloe(basic.StoreTestFailuresAsExceptions)
 
 
 class TestPersistDocsAllColumnsMissingFloe(BasePersistDocsAllColumnsMissing):
+    pass
+
+
+class TestPersistDocsColumnMissingFloe(BasePersistDocsColumnMissing):
     pass
 
 

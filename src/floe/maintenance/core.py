@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from floe.materialize.clone import CLONE_SOURCE, GC_ENABLED
 from floe.runtime.session import SCHEMAS
 
 if TYPE_CHECKING:
@@ -229,7 +230,8 @@ def maintain_table(
     """
     if not _TABLE_NAME.match(table):
         raise ValueError(f"table {table!r} is not schema.table (letters, digits, underscores)")
-    policy = policy or MaintenancePolicy.from_properties(table_properties(spark, table))
+    properties = table_properties(spark, table)
+    policy = policy or MaintenancePolicy.from_properties(properties)
     before = _state(spark, table)
     report = TableReport(table, before, before)
     quoted = table.replace("'", "''")
@@ -269,6 +271,16 @@ def maintain_table(
                 f"rewrite_manifests: {row['rewritten_manifests_count']} -> "
                 f"{row['added_manifests_count']}"
             )
+
+    if properties.get(GC_ENABLED, "true").lower() == "false":
+        # A clone (or any table sharing files): Iceberg refuses expiry and orphan removal
+        # on it, rightly: files it no longer needs may be another table's
+        # (docs/decisions/0042-dbt-clone-on-iceberg.md).
+        source = properties.get(CLONE_SOURCE)
+        shares = f"a clone of {source}" if source else "gc.enabled=false"
+        report.actions.append(f"expiry and orphan removal skipped: {shares}")
+        report.after = _state(spark, table)
+        return report
 
     # measured after compaction, so its snapshots count against the age policy too
     cutoff = (now or datetime.now()) - timedelta(milliseconds=policy.max_snapshot_age_ms)
