@@ -1,9 +1,9 @@
 """Where an environment's tables are read from: its branch, main, or only in it.
 
-For the docs site and lineage (``floe docs``, ``floe lineage`` with ``FLOE_ENV=NAME`` or
-``--env NAME``; docs/envs.md, "Lineage and the docs site"). Read through pyiceberg from
-the catalog's metadata (refs and table properties), so no Spark job runs and a command
-that needs no warehouse otherwise stays fast.
+For the docs site and lineage (``floe docs``, ``floe lineage`` with ``FLOE_ENV=NAME``
+or ``--env NAME``; docs/envs.md, "Maintenance, erasure, other readers"). Read through
+pyiceberg from the catalog's metadata (refs and table properties), so no Spark job runs
+and a command that needs no warehouse otherwise stays fast.
 """
 
 from __future__ import annotations
