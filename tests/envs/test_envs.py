@@ -235,3 +235,22 @@ def test_rebuild_on_top_of_a_moved_main_then_publish(spark, lakehouse, build):
     assert set(refs(spark, "marts.env_mart")) == {"main"}
     assert list_envs(lakehouse) == []
 
+
+def test_python_table_model_is_built_on_the_branch(spark, lakehouse, build):
+    from floe.envs import create, publish
+
+    build(["build"], env_python_model=True)
+    main_total = spark.sql("select sum(py_total) from marts.env_py").first()[0]
+    main_id = refs(spark, "marts.env_py")["main"]
+    create(spark, lakehouse, "py")
+    build(["build", "-s", "env_mart+"], env="py", env_factor=2, env_python_model=True)
+    # dbt-spark's Python write would have replaced main's table; the branch got the rows.
+    assert refs(spark, "marts.env_py")["main"] == main_id
+    assert spark.sql("select sum(py_total) from marts.env_py").first()[0] == main_total
+    branch_total = spark.sql(
+        "select sum(py_total) from marts.env_py version as of 'env_py'"
+    ).first()[0]
+    assert branch_total == 2 * main_total
+    assert not spark.catalog.tableExists("floe_env_rows__env_py")  # the rows' view went
+    publish(spark, lakehouse, "py")
+    assert spark.sql("select sum(py_total) from marts.env_py").first()[0] == branch_total
