@@ -100,7 +100,7 @@ def test_build_audit_diff_publish_drop(spark, lakehouse, build):
     mart = diffs["marts.env_mart"]
     assert mart.counts == {"added": 0, "removed": 0, "changed": 199}  # id 0 stays 0
     assert mart.changed_columns == {"amount": 199}
-    assert (mart.rows_main, mart.rows_branch) == (200, 200)  # from the snapshot summaries
+    assert (mart.rows_main, mart.rows_branch) == (200, 200)
     assert len(mart.examples["changed"]) == 2
     assert diffs["marts.env_child"].changed_columns == {"total_amount": 7}
 
