@@ -100,6 +100,7 @@ def test_build_audit_diff_publish_drop(spark, lakehouse, build):
     mart = diffs["marts.env_mart"]
     assert mart.counts == {"added": 0, "removed": 0, "changed": 199}  # id 0 stays 0
     assert mart.changed_columns == {"amount": 199}
+    assert (mart.rows_main, mart.rows_branch) == (200, 200)
     assert len(mart.examples["changed"]) == 2
     assert diffs["marts.env_child"].changed_columns == {"total_amount": 7}
 
@@ -179,3 +180,77 @@ def test_unknown_environment_fails_the_build_naming_the_fix(spark, lakehouse, bu
     run = build(["build", "-s", "env_base"], env="nope", expect_success=False)
     assert not run.success
     assert "floe env create nope" in str(run.exception or run.failures)
+
+
+# -- `floe env publish --rebuild`: main moved under the environment, so it is rebuilt on
+# top of the new main (with its audit) before publishing (docs/envs.md, "Publish").
+
+
+def test_rebuild_on_top_of_a_moved_main_then_publish(spark, lakehouse, build):
+    from floe.envs import MainMoved, create, list_envs, publish, status
+    from floe.envs.rebuild import RebuildFailed, publish_rebuilt
+
+    build(["build"])
+    create(spark, lakehouse, "late")
+    build(["build", "-s", "env_mart+"], env="late", env_factor=2)
+    build(["build"], env_rows=300)  # production moved on meanwhile
+    moved_main = {t: refs(spark, t)["main"] for t in ("marts.env_mart", "marts.env_child")}
+    with pytest.raises(MainMoved):
+        publish(spark, lakehouse, "late")
+
+    asked: list[list[str]] = []
+
+    def failing_audit(selection: list[str]) -> None:
+        asked.append(selection)
+        run = build(
+            ["build", "-s", *selection],
+            env="late",
+            expect_success=False,
+            env_factor=2,
+            env_audit_fails=True,
+        )
+        if not run.success:
+            raise RebuildFailed("audit failed")
+
+    with pytest.raises(RebuildFailed):
+        publish_rebuilt(spark, lakehouse, "late", failing_audit)
+    # The changed models and their children were rebuilt; main untouched by the failure.
+    assert asked == [["env_child+", "env_mart+"]]
+    assert {t: refs(spark, t)["main"] for t in moved_main} == moved_main
+    st = status(spark, lakehouse, "late")
+    assert st.moved == []  # rebased: built on top of the new main
+    # The rebuilt branch read the new main: 300 rows, the environment's change applied.
+    assert spark.sql(
+        "select count(*), max(amount) from marts.env_mart version as of 'env_late'"
+    ).first() == (300, 598)
+
+    def passing(selection: list[str]) -> None:
+        build(["build", "-s", *selection], env="late", env_factor=2)
+
+    build(["build"], env_rows=250)  # main moves again before the next try
+    plan = publish_rebuilt(spark, lakehouse, "late", passing)
+    assert set(plan) == {"marts.env_mart", "marts.env_child"}
+    assert spark.sql("select count(*), max(amount) from marts.env_mart").first() == (250, 498)
+    assert checksum(spark, "marts.env_child")[0] == 7
+    assert set(refs(spark, "marts.env_mart")) == {"main"}
+    assert list_envs(lakehouse) == []
+
+
+def test_python_table_model_is_built_on_the_branch(spark, lakehouse, build):
+    from floe.envs import create, publish
+
+    build(["build"], env_python_model=True)
+    main_total = spark.sql("select sum(py_total) from marts.env_py").first()[0]
+    main_id = refs(spark, "marts.env_py")["main"]
+    create(spark, lakehouse, "py")
+    build(["build", "-s", "env_mart+"], env="py", env_factor=2, env_python_model=True)
+    # dbt-spark's Python write would have replaced main's table; the branch got the rows.
+    assert refs(spark, "marts.env_py")["main"] == main_id
+    assert spark.sql("select sum(py_total) from marts.env_py").first()[0] == main_total
+    branch_total = spark.sql(
+        "select sum(py_total) from marts.env_py version as of 'env_py'"
+    ).first()[0]
+    assert branch_total == 2 * main_total
+    assert not spark.catalog.tableExists("floe_env_rows__env_py")  # the rows' view went
+    publish(spark, lakehouse, "py")
+    assert spark.sql("select sum(py_total) from marts.env_py").first()[0] == branch_total

@@ -122,3 +122,100 @@ def test_erasure_with_an_open_environment_reaches_every_branch_and_tag(spark, la
     assert {r[0] for r in spark.sql("select name from marts.env_base.refs").collect()} >= {
         "audit_2026"
     }
+
+
+def test_lineage_and_the_docs_site_show_where_the_environment_reads(
+    spark, lakehouse, built_env, tmp_path
+):
+    import json
+
+    from click.testing import CliRunner
+
+    from floe.docsite.site import finish_site
+    from floe.envs.placement import placement
+    from floe.lineage.cli import lineage
+
+    shown = placement(lakehouse, "dev")
+    assert shown.branch == "env_dev"
+    assert shown.tables == {
+        "marts.env_base": "main",  # same inputs as main: not rebuilt, read from main
+        "marts.env_child": "branch",
+        "marts.env_mart": "branch",
+    }
+
+    target = built_env.parent
+
+    def floe_lineage(*args: str) -> str:
+        result = CliRunner().invoke(lineage, [*args, "--target-path", str(target)])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    out = floe_lineage("env_child.total_amount", "--env", "dev")
+    assert out.splitlines()[0] == (
+        "environment dev (branch env_dev): 2 table(s) on the branch "
+        "(marts.env_child, marts.env_mart), 1 read from main"
+    )
+    assert "env_child.total_amount [on env_dev]" in out
+    assert "env_mart.amount [on env_dev]" in out
+    assert "env_base.id [from main]" in out
+    edges = json.loads(floe_lineage("env_mart.amount", "--env", "dev", "--json"))
+    assert ("main", "branch") in {(e["from_read"], e["to_read"]) for e in edges}
+    assert {e["to_read"] for e in edges if e["to"][0] == "env_mart"} == {"branch"}
+    # Main's lineage (no FLOE_ENV) carries no marks, though lineage.json was written
+    # for the environment in between.
+    floe_lineage("build", "--env", "dev")
+    assert "[" not in floe_lineage("env_child.total_amount").splitlines()[0]
+    assert "from main" not in floe_lineage("env_child.total_amount")
+    unknown = CliRunner().invoke(
+        lineage, ["env_child.total_amount", "--env", "nope", "--target-path", str(target)]
+    )
+    assert unknown.exit_code != 0 and "floe env create nope" in unknown.output
+
+    # The docs site's lineage page, in a real Chromium: the banner and a badge per table.
+    (target / "index.html").write_text("<html><body>dbt docs</body></html>")
+    finish_site(target, FIXTURE, shown.to_json())
+    written = json.loads((target / "lineage.json").read_text())
+    assert written["env"]["name"] == "dev"
+    assert {n["name"]: n.get("env") for n in written["nodes"]}["env_base"] == "main"
+    _browse_env_lineage(target, tmp_path)
+
+
+def _browse_env_lineage(target: Path, tmp_path: Path) -> None:
+    from floe.docsite.site import serve
+    from tests.docsite.test_site_browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is not installed: run `make setup`")
+    from playwright.sync_api import sync_playwright
+
+    server = serve(target, port=0)
+    site = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        with sync_playwright() as playwright:
+            context = playwright.chromium.launch_persistent_context(
+                str(tmp_path / "chromium-profile"),
+                executable_path=str(CHROMIUM),
+                args=CHROMIUM_ARGS,
+                headless=True,
+                viewport={"width": 1400, "height": 800},
+            )
+            try:
+                page = context.new_page()
+                page.goto(site + "lineage.html#env_child.total_amount")
+                page.wait_for_selector("#edges:not([hidden])", timeout=60_000)
+                banner = page.text_content("#env")
+                assert "Environment dev (branch env_dev): 2 table(s) on the branch" in banner
+                assert "1 read from main" in banner
+                badges = page.eval_on_selector_all(
+                    ".col",
+                    "els => els.map(e => [e.dataset.key, "
+                    "(e.querySelector('.where') || {}).textContent])",
+                )
+                assert ["env_child.total_amount", "env_dev"] in badges
+                assert ["env_base.id", "main"] in badges
+                page.screenshot(path=str(tmp_path / "env-lineage.png"), full_page=True)
+                print(f"screenshot: {tmp_path / 'env-lineage.png'}")
+            finally:
+                context.close()
+    finally:
+        server.shutdown()

@@ -71,3 +71,25 @@ def test_keys_come_from_unique_key_then_unique_tests(tmp_path):
     path.write_text(json.dumps(manifest))
     assert keys_from_manifest(path) == {"marts.a": ["k1", "k2"], "marts.b": ["id"]}
     assert keys_from_manifest(tmp_path / "missing.json") == {}
+
+
+def test_models_of_tables_by_manifest_or_identifier(tmp_path):
+    from floe.envs.rebuild import models_of
+
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(
+        '{"nodes": {"model.p.m": {"resource_type": "model", "schema": "marts", '
+        '"name": "fct_orders", "alias": "orders"}}}'
+    )
+    assert models_of(["marts.orders", "marts.dim_x"], manifest) == ["dim_x", "fct_orders"]
+    assert models_of(["marts.orders"], None) == ["orders"]
+
+
+def test_publish_rebuild_and_allow_moved_exclude_each_other():
+    from click.testing import CliRunner
+
+    from floe.envs.cli import env
+
+    result = CliRunner().invoke(env, ["publish", "dev", "--rebuild", "--allow-moved"])
+    assert result.exit_code == 1
+    assert "--rebuild and --allow-moved exclude each other" in result.output

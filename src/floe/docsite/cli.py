@@ -22,23 +22,41 @@ import click
     type=click.Path(file_okay=False, path_type=Path),
     help="dbt's target folder (default: <project>/target).",
 )
+@click.option(
+    "--env",
+    "env",
+    envvar="FLOE_ENV",
+    help="Show environment ENV: the lineage page marks each table as on its branch or "
+    "read from main (default: FLOE_ENV).",
+)
 def docs(
-    port: int, host: str, no_serve: bool, skip_generate: bool, target_path: Path | None
+    port: int,
+    host: str,
+    no_serve: bool,
+    skip_generate: bool,
+    target_path: Path | None,
+    env: str | None,
 ) -> None:
     """Build the docs site (dbt docs generate, raw feed docs, lineage) and serve it."""
     from floe.docsite.quarantine import write_quarantine_page
     from floe.docsite.site import DocsSiteError, finish_site, generate, serve
+    from floe.envs import EnvError
+    from floe.envs.placement import placement
     from floe.runtime import Settings, get_spark
 
     settings = Settings.from_env()
     project = settings.dbt_project_dir()
     target = target_path or project / "target"
     try:
+        shown = placement(settings, env) if env else None
+    except EnvError as exc:
+        raise click.ClickException(str(exc)) from exc
+    try:
         if not skip_generate:
             started = time.perf_counter()
             generate(project, target)
             click.echo(f"dbt docs generate: {time.perf_counter() - started:.1f}s")
-        report = finish_site(target, project)
+        report = finish_site(target, project, shown.to_json() if shown else None)
         if not skip_generate:
             quarantined = write_quarantine_page(get_spark(settings), target)
             click.echo(f"quarantine page: {quarantined} quarantined record(s)")
@@ -49,6 +67,13 @@ def docs(
         f"lineage of {report.lineage_nodes} nodes / {report.lineage_edges} column edges; "
         f"{report.mart_columns_complete}/{report.mart_columns} mart columns traced to a source"
     )
+    if shown is not None:
+        on_branch = shown.on_branch()
+        click.echo(
+            f"environment {shown.name}: {len(on_branch)} table(s) on branch {shown.branch} "
+            f"({', '.join(on_branch) or 'none'}), {len(shown.tables) - len(on_branch)} "
+            "read from main"
+        )
     if no_serve:
         return
     server = serve(target, host, port)

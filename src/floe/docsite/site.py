@@ -101,8 +101,12 @@ def lineage_page() -> str:
     return resources.files("floe.docsite").joinpath("lineage.html").read_text(encoding="utf-8")
 
 
-def finish_site(target: Path, project_dir: Path) -> SiteReport:
-    """Raw docs, ``lineage.json``, ``lineage.html`` and the link, after ``dbt docs generate``."""
+def finish_site(target: Path, project_dir: Path, env: dict[str, Any] | None = None) -> SiteReport:
+    """Raw docs, ``lineage.json``, ``lineage.html`` and the link, after ``dbt docs generate``.
+
+    ``env`` (:meth:`floe.envs.placement.EnvPlacement.to_json`): the site is shown for that
+    environment; the lineage page marks each table as read on its branch or from main.
+    """
     manifest_path = target / "manifest.json"
     index_path = target / "index.html"
     for path in (manifest_path, index_path):
@@ -114,6 +118,7 @@ def finish_site(target: Path, project_dir: Path) -> SiteReport:
     catalog_path = target / "catalog.json"
     catalog = json.loads(catalog_path.read_text()) if catalog_path.exists() else None
     graph: LineageGraph = build_graph(manifest, catalog, project_dir)
+    graph.env = env
     graph.write(target / "lineage.json")
     (target / "lineage.html").write_text(lineage_page(), encoding="utf-8")
     index_path.write_text(link_lineage(index_path.read_text(encoding="utf-8")), encoding="utf-8")

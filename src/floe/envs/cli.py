@@ -121,17 +121,82 @@ def diff(
 @env.command()
 @click.argument("name")
 @click.option("--allow-moved", is_flag=True, help="Publish although main moved since create.")
-def publish(name: str, allow_moved: bool) -> None:
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="If main moved since create: rebuild the environment's models on top of it "
+    "(dbt build with their data tests), then publish.",
+)
+@click.option(
+    "--select",
+    "select",
+    multiple=True,
+    help="With --rebuild: what to rebuild (default: the changed models and their children).",
+)
+@click.option("--manifest", type=click.Path(dir_okay=False), help="dbt manifest (model names).")
+def publish(
+    name: str, allow_moved: bool, rebuild: bool, select: tuple[str, ...], manifest: str | None
+) -> None:
     """Fast-forward main of every changed table to NAME's branch, then end NAME."""
+    from pathlib import Path
+
     from floe.envs import EnvError
     from floe.envs import publish as publish_env
+    from floe.envs.rebuild import publish_rebuilt
 
+    if rebuild and allow_moved:
+        _fail(EnvError("--rebuild and --allow-moved exclude each other: choose one"))
     spark, settings = _session()
     try:
-        plan = publish_env(spark, settings, name, allow_moved=allow_moved, on_step=click.echo)
+        if rebuild:
+            path = (
+                Path(manifest)
+                if manifest
+                else settings.dbt_project_dir() / "target" / "manifest.json"
+            )
+            plan = publish_rebuilt(
+                spark,
+                settings,
+                name,
+                _dbt_build_in(name, settings),
+                select=select,
+                manifest=path,
+                on_step=click.echo,
+            )
+        else:
+            plan = publish_env(spark, settings, name, allow_moved=allow_moved, on_step=click.echo)
     except EnvError as exc:
         _fail(exc)
     click.echo(f"environment {name}: published {len(plan)} table(s); environment ended")
+
+
+def _dbt_build_in(name: str, settings: Any) -> Any:
+    """`dbt build --select ...` in-process with FLOE_ENV=name (this command is the edge
+    that sets it: the adapter reads FLOE_ENV when dbt opens its connection)."""
+    import os
+
+    from floe.dbt_runner import run_dbt
+    from floe.envs.rebuild import RebuildFailed
+
+    def build(selection: list[str]) -> None:
+        previous = os.environ.get("FLOE_ENV")
+        os.environ["FLOE_ENV"] = name
+        try:
+            run = run_dbt(["build", "--select", *selection], settings=settings)
+        finally:
+            if previous is None:
+                os.environ.pop("FLOE_ENV", None)
+            else:
+                os.environ["FLOE_ENV"] = previous
+        if not run.success:
+            raise RebuildFailed(
+                f"environment {name}: the rebuild on top of main failed, nothing was "
+                f"published (main is untouched): {run.failures or run.exception}. Fix it, "
+                f"then `FLOE_ENV={name} dbt build --select {' '.join(selection)}` and "
+                f"`floe env publish {name}`"
+            )
+
+    return build
 
 
 @env.command()

@@ -219,8 +219,45 @@ def _iceberg_table(spark: SparkSession, table: str) -> Any:
     return loaded
 
 
+def _iceberg_catalog(spark: SparkSession) -> Any:
+    """The session's default catalog as an org.apache.iceberg.catalog.Catalog, or None."""
+    name = spark.conf.get("spark.sql.defaultCatalog", "spark_catalog")
+    try:
+        catalog = spark._jsparkSession.sessionState().catalogManager().catalog(name)
+        return catalog.icebergCatalog()
+    except Exception:  # not an Iceberg SparkCatalog: list through SQL instead
+        return None
+
+
+def _list_in_catalog(spark: SparkSession, schemas: tuple[str, ...], views: bool) -> list[str]:
+    """``schema.name`` of the catalog's tables (or views), read from the catalog alone:
+    no Spark job, unlike ``show tables`` (seconds each on a loaded machine)."""
+    catalog = _iceberg_catalog(spark)
+    if catalog is None:
+        raise LookupError("no Iceberg catalog")
+    jvm: Any = spark._jvm
+    gateway: Any = spark.sparkContext._gateway
+    found: list[str] = []
+    try:
+        for schema in schemas:
+            levels = gateway.new_array(jvm.java.lang.String, 1)
+            levels[0] = schema
+            namespace = jvm.org.apache.iceberg.catalog.Namespace.of(levels)
+            if not catalog.namespaceExists(namespace):
+                continue
+            listed = catalog.listViews(namespace) if views else catalog.listTables(namespace)
+            found.extend(f"{schema}.{ident.name()}" for ident in listed)
+    except Exception as exc:  # e.g. a catalog that keeps no views: list through SQL
+        raise LookupError(str(exc)) from exc
+    return sorted(found)
+
+
 def project_tables(spark: SparkSession, schemas: tuple[str, ...] = SCHEMAS) -> list[str]:
     """Iceberg tables (not views) of floe's schemas, as ``schema.table``."""
+    try:
+        return _list_in_catalog(spark, schemas, views=False)
+    except LookupError:
+        pass
     found: list[str] = []
     existing = {r[0] for r in spark.sql("show namespaces").collect()}
     for schema in schemas:
@@ -234,6 +271,10 @@ def project_tables(spark: SparkSession, schemas: tuple[str, ...] = SCHEMAS) -> l
 
 
 def project_views(spark: SparkSession, schemas: tuple[str, ...] = SCHEMAS) -> list[str]:
+    try:
+        return _list_in_catalog(spark, schemas, views=True)
+    except LookupError:
+        pass
     existing = {r[0] for r in spark.sql("show namespaces").collect()}
     return sorted(
         f"{schema}.{r.viewName}"
@@ -428,6 +469,33 @@ def publish(
         journal.unlink(missing_ok=True)
         _state_path(settings, name).unlink(missing_ok=True)
     return plan
+
+
+def rebase(spark: SparkSession, settings: Settings, name: str) -> list[str]:
+    """Move environment ``name`` onto main as it is now, to be rebuilt on top of it.
+
+    For ``floe env publish --rebuild`` (docs/envs.md, "Publish"): the environment's
+    branches were built against a main that has moved since, so they are dropped (main
+    is untouched), its recorded base becomes main's current snapshots, and the tables it
+    had written are returned, to be rebuilt in it (their builds then read the new main).
+    Refused while a publish of it is unfinished.
+    """
+    require_env(settings, name)
+    with writer_lock(settings, f"floe env publish --rebuild {name}"):
+        st = status(spark, settings, name)
+        rebuild = sorted(t.table for t in st.tables if t.branch is not None)
+        branch = st.env.branch
+        for refs in st.tables:
+            table = _check_table(refs.table)
+            if refs.branch is not None:
+                spark.sql(f"alter table {table} drop branch if exists {branch}")
+            _unset_inputs_property(spark, table, branch)
+        base = {t.table: t.main for t in st.tables if not t.created}
+        _write_atomic(
+            _state_path(settings, name),
+            Env(name, st.env.created_at, base).to_json(),
+        )
+    return rebuild
 
 
 def _finish(spark: SparkSession, st: EnvStatus) -> None:

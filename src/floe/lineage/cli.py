@@ -6,6 +6,7 @@ floe lineage build                               # target/lineage.json from dbt'
 floe lineage coverage                            # mart columns traced to a source
 floe lineage diff --base origin/main             # columns affected by the SQL changed
 floe lineage emit                                # OpenLineage events of the last dbt run
+FLOE_ENV=dev floe lineage dim_customer.email_id  # each table marked: on env dev's branch or main
 """
 
 from __future__ import annotations
@@ -59,10 +60,12 @@ def render_tree(graph: LineageGraph, key: tuple[str, str], downstream: bool = Fa
     def label(node_id: str, column: str, kind: str = "") -> str:
         node = graph.nodes.get(node_id)
         name = node.name if node else node_id
+        where = _where(graph, node_id)
         if column != ANY_COLUMN:
-            return f"{name}.{column}"
+            return f"{name}.{column}{where}"
         # a table-level edge (count(*)): the rows of the relation, not a column
-        return f"{name}.? (unknown column)" if kind == UNKNOWN else f"{name}.* (its rows)"
+        rows = f"{name}.? (unknown column)" if kind == UNKNOWN else f"{name}.* (its rows)"
+        return rows + where
 
     def describe(edge: Edge) -> str:
         text = edge.kind
@@ -89,6 +92,60 @@ def render_tree(graph: LineageGraph, key: tuple[str, str], downstream: bool = Fa
     seen.add(key)
     visit(key, 1)
     return lines
+
+
+def _where(graph: LineageGraph, node_id: str) -> str:
+    """`` [on env_dev]`` / `` [from main]`` / `` [only in dev]`` in an environment."""
+    where = graph.placement_of(node_id)
+    if not where or graph.env is None:
+        return ""
+    if where == "main":
+        return " [from main]"
+    if where == "branch":
+        return f" [on {graph.env['branch']}]"
+    return f" [only in {graph.env['name']}]"
+
+
+def env_summary(graph: LineageGraph) -> str:
+    """One line naming the environment's tables on its branch (the rest read from main)."""
+    if graph.env is None:
+        return ""
+    tables = graph.env.get("tables", {})
+    on_branch = sorted(t for t, where in tables.items() if where != "main")
+    return (
+        f"environment {graph.env['name']} (branch {graph.env['branch']}): "
+        f"{len(on_branch)} table(s) on the branch ({', '.join(on_branch) or 'none'}), "
+        f"{len(tables) - len(on_branch)} read from main"
+    )
+
+
+def attach_env(graph: LineageGraph, env: str | None) -> LineageGraph:
+    """Mark ``graph``'s tables with where environment ``env`` reads them (None: main).
+
+    ``env`` defaults to ``FLOE_ENV`` at the command's edge; an unknown environment is a
+    :class:`click.ClickException` naming ``floe env list``.
+    """
+    from floe.envs import EnvError
+    from floe.envs.placement import placement
+    from floe.runtime import Settings
+
+    graph.env = None  # a lineage.json written for an environment is not reused as main
+    if not env:
+        return graph
+    try:
+        graph.env = placement(Settings.from_env(), env).to_json()
+    except EnvError as exc:
+        raise click.ClickException(str(exc)) from exc
+    return graph
+
+
+ENV_OPTION = click.option(
+    "--env",
+    "env",
+    envvar="FLOE_ENV",
+    help="Show the lineage as environment ENV reads it: each table on its branch or from "
+    "main (default: FLOE_ENV).",
+)
 
 
 class _DefaultShow(click.Group):
@@ -118,11 +175,14 @@ def lineage() -> None:
 @click.argument("column")
 @click.option("--downstream", is_flag=True, help="What reads the column (default: upstream).")
 @click.option("--json", "as_json", is_flag=True, help="The edges as JSON.")
+@ENV_OPTION
 @TARGET_OPTION
-def show(column: str, downstream: bool, as_json: bool, target_path: Path | None) -> None:
+def show(
+    column: str, downstream: bool, as_json: bool, env: str | None, target_path: Path | None
+) -> None:
     """The lineage of one column (<model>.<column>)."""
     try:
-        graph = load_graph(_target(target_path))
+        graph = attach_env(load_graph(_target(target_path)), env)
         key = graph.find(column)
     except LineageError as exc:
         raise click.ClickException(str(exc)) from exc
@@ -138,6 +198,14 @@ def show(column: str, downstream: bool, as_json: bool, target_path: Path | None)
                         "sql": e.sql,
                         "path": list(e.path),
                         "note": e.note,
+                        **(
+                            {
+                                "from_read": graph.placement_of(e.src[0]),
+                                "to_read": graph.placement_of(e.dst[0]),
+                            }
+                            if graph.env
+                            else {}
+                        ),
                     }
                     for e in edges
                 ],
@@ -145,21 +213,26 @@ def show(column: str, downstream: bool, as_json: bool, target_path: Path | None)
             )
         )
         return
+    if graph.env:
+        click.echo(env_summary(graph))
     for line in render_tree(graph, key, downstream):
         click.echo(line)
 
 
 @lineage.command()
+@ENV_OPTION
 @TARGET_OPTION
-def build(target_path: Path | None) -> None:
+def build(env: str | None, target_path: Path | None) -> None:
     """Write target/lineage.json from target/manifest.json (+ catalog.json)."""
     target = _target(target_path)
     try:
-        graph = build_from_target(target, _project())
+        graph = attach_env(build_from_target(target, _project()), env)
     except LineageError as exc:
         raise click.ClickException(str(exc)) from exc
     graph.write(target / "lineage.json")
     click.echo(f"{target / 'lineage.json'}: {len(graph.nodes)} nodes, {len(graph.edges)} edges")
+    if graph.env:
+        click.echo(env_summary(graph))
 
 
 @lineage.command()

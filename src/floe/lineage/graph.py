@@ -73,6 +73,9 @@ class LineageGraph:
     nodes: dict[str, Node]
     edges: list[Edge]
     generated_at: str = ""
+    # The environment the graph is shown for (floe.envs.placement, docs/envs.md):
+    # {"name", "branch", "tables": {schema.table: "branch" | "main" | "environment only"}}
+    env: dict[str, Any] | None = None
     _up: dict[tuple[str, str], list[int]] = field(default_factory=dict, repr=False)
     _down: dict[tuple[str, str], list[int]] = field(default_factory=dict, repr=False)
 
@@ -156,11 +159,19 @@ class LineageGraph:
             return False
         return any(self.nodes[e.src[0]].type in LEAF_TYPES for e in edges if e.src[0] in self.nodes)
 
+    def placement_of(self, node_id: str) -> str:
+        """Where ``node_id`` is read in the graph's environment ("" without one, or for
+        what has no table: sources, views, ephemeral models)."""
+        node = self.nodes.get(node_id)
+        if not self.env or node is None or not node.relation:
+            return ""
+        return str(self.env.get("tables", {}).get(node.relation, ""))
+
     # ------------------------------------------------------------------ JSON
     def to_json(self) -> dict[str, Any]:
         ids = list(self.nodes)
         position = {uid: i for i, uid in enumerate(ids)}
-        return {
+        data: dict[str, Any] = {
             "version": FORMAT_VERSION,
             "generated_at": self.generated_at,
             "nodes": [
@@ -175,6 +186,7 @@ class LineageGraph:
                     "errors": n.errors,
                     "columns": n.columns,
                     "indirect": [[position[s], c, k] for s, c, k in n.indirect if s in position],
+                    **({"env": self.placement_of(n.id)} if self.env else {}),
                 }
                 for n in (self.nodes[uid] for uid in ids)
             ],
@@ -193,6 +205,9 @@ class LineageGraph:
                 for e in self.edges
             ],
         }
+        if self.env:
+            data["env"] = self.env
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LineageGraph:
@@ -228,7 +243,7 @@ class LineageGraph:
             )
             for s, sc, d, dc, kind, sql, path, note in data["edges"]
         ]
-        return cls(nodes, edges, data.get("generated_at", ""))
+        return cls(nodes, edges, data.get("generated_at", ""), data.get("env"))
 
     def write(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ DEFAULTS = {
     "write.merge.mode": "copy-on-write",
     "write.update.mode": "copy-on-write",
     "write.delete.mode": "copy-on-write",
+    "write.wap.enabled": "true",
 }
 
 
@@ -21,7 +22,7 @@ def test_defaults_are_format_2_and_copy_on_write(render):
 def test_write_mode_from_meta_or_config(render):
     render.configure(write_mode="merge-on-read")
     props = render.call("floe_table_properties")
-    assert {props[k] for k in DEFAULTS if k != "format-version"} == {"merge-on-read"}
+    assert {props[k] for k in DEFAULTS if k.endswith(".mode")} == {"merge-on-read"}
     render.configure(meta={"write_mode": "copy-on-write"})  # meta wins over config
     assert render.call("floe_table_properties")["write.merge.mode"] == "copy-on-write"
 
@@ -73,6 +74,16 @@ def test_tblproperties_win_and_are_escaped(render):
     assert_parses(f"create table t (id int) using iceberg {clause}")
 
 
+def test_tables_are_created_ready_for_environments(render):
+    # A table made with write.wap.enabled needs no property commit at `floe env create`
+    # (docs/envs.md): its environment writes go to the branch from the first build.
+    render.configure(file_format="iceberg")
+    assert "'write.wap.enabled' = 'true'" in render.sql("floe__tblproperties_clause")
+    render.answer("show tblproperties marts.t", [("format-version", "2")])
+    render.call("floe_sync_table_properties", Relation("marts", "t"))
+    assert "'write.wap.enabled' = 'true'" in render.statement("sync_table_properties")
+
+
 def test_tblproperties_of_non_iceberg_formats_stay_dbt_sparks(render):
     render.configure(file_format="delta")
     render.call("floe__tblproperties_clause")
@@ -90,6 +101,7 @@ def test_properties_sync_sets_only_what_changed(render):
             ("write.merge.mode", "copy-on-write"),
             ("write.update.mode", "merge-on-read"),
             ("write.delete.mode", "merge-on-read"),
+            ("write.wap.enabled", "true"),
         ],
     )
     render.call("floe_sync_table_properties", Relation("marts", "t"))

@@ -29,19 +29,44 @@
 {% endmacro %}
 
 
+{% macro floe_env_rows_view() %}
+    {{ return('floe_env_rows__' ~ this.identifier) }}
+{% endmacro %}
+
+
+{% macro floe_env_python_rows(compiled_code) %}
+    {#- A Python model's code that leaves its rows in the temporary view
+        floe_env_rows_view() instead of writing the table: dbt-spark's Python write
+        (`saveAsTable`, overwrite) would replace main's table. The materialization runs
+        it (dbt lets only a materialization submit Python), then floe_env_write_table. -#}
+    {%- set code -%}
+{{ compiled_code }}
+# --- floe: the model's rows, for the environment's branch (envs/env.sql) --- #
+dbt = dbtObj(spark.table)
+df = model(dbt, spark)
+import pyspark
+if not isinstance(df, pyspark.sql.dataframe.DataFrame):
+    df = df.to_spark() if hasattr(df, "to_spark") else spark.createDataFrame(df)
+df.createOrReplaceTempView("{{ floe_env_rows_view() }}")
+    {%- endset -%}
+    {{ return(code) }}
+{% endmacro %}
+
+
 {% macro floe_env_write_table(target_relation, old_relation, compiled_code, language) %}
     {#- Replace the rows of `target_relation` on the environment's branch only. -#}
     {%- set env = adapter.floe_env() -%}
-    {%- if language != 'sql' -%}
-        {{ exceptions.raise_compiler_error(
-            "Model " ~ this ~ ": a Python table model cannot be built in environment " ~ env
-            ~ " (not supported yet: it would replace main's table). Leave it out of the "
-            ~ "selection, or make it incremental") }}
-    {%- endif -%}
     {%- if old_relation is not none and (old_relation.is_view or not old_relation.is_iceberg) -%}
         {{ exceptions.raise_compiler_error(
             "Model " ~ this ~ ": main has a view or a non-Iceberg table here; it cannot be "
             ~ "replaced by a table in environment " ~ env ~ " (not supported yet)") }}
+    {%- endif -%}
+    {%- if language == 'python' -%}
+        {#- The materialization ran the model into this view first
+            (floe_env_python_rows): write its rows the way a SQL model's are. -#}
+        {%- set rows_view = floe_env_rows_view() -%}
+        {%- set compiled_code = 'select * from ' ~ rows_view -%}
+        {%- set language = 'sql' -%}
     {%- endif -%}
     {%- if old_relation is none -%}
         {#- New in the environment: an empty table on main that `floe env drop`
@@ -71,6 +96,9 @@
         insert overwrite {{ target_relation }} by name
         {{ compiled_code }}
     {%- endcall -%}
+    {%- if rows_view is defined -%}
+        {%- do run_query('drop view if exists ' ~ rows_view) -%}
+    {%- endif -%}
 {% endmacro %}
 
 

@@ -2,8 +2,11 @@
     Iceberg table properties of a model: floe's defaults, then the model's
     options, then its `tblproperties` config (which wins).
 
-    Defaults: format-version 2 (row-level deletes for MERGE/DELETE need it) and
-    copy-on-write for merge, update and delete (reads never merge delete files).
+    Defaults: format-version 2 (row-level deletes for MERGE/DELETE need it),
+    copy-on-write for merge, update and delete (reads never merge delete files), and
+    write.wap.enabled, so a build in an environment (FLOE_ENV, docs/envs.md) writes
+    the table's branch with no property commit at `floe env create`. Without a
+    spark.wap.branch set, writes go to main as usual.
     Options (model config or `meta`):
         write_mode         copy-on-write | merge-on-read (delete-heavy tables:
                            MERGE writes delete files instead of rewriting data
@@ -28,6 +31,7 @@
         'write.merge.mode': mode,
         'write.update.mode': mode,
         'write.delete.mode': mode,
+        'write.wap.enabled': 'true',
     } -%}
     {%- set target_size = floe_option('target_file_size_bytes') -%}
     {%- if target_size -%}

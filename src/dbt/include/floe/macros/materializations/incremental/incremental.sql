@@ -53,6 +53,11 @@
             compiled_code, on_schema_change) -%}
     {%- elif floe_env_branch() and (existing_relation is none or should_full_refresh()) -%}
         {#- In an environment (envs/env.sql): a full build goes to the branch. -#}
+        {%- if language == 'python' -%}
+            {%- call statement('floe_env_python', language='python') -%}
+{{ floe_env_python_rows(compiled_code) }}
+            {%- endcall -%}
+        {%- endif -%}
         {%- do floe_env_write_table(target_relation, existing_relation, compiled_code, language) -%}
     {%- elif existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
         {%- if existing_relation is not none -%}

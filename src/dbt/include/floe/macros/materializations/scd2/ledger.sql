@@ -19,7 +19,7 @@
             fingerprint string,
             snapshot_id bigint,
             applied_at timestamp
-        ) using iceberg tblproperties ('format-version' = '2')
+        ) using iceberg tblproperties ('format-version' = '2', 'write.wap.enabled' = 'true')
     {%- endset -%}
     {%- do adapter.floe_create_table_if_missing(ledger | string, ddl) -%}
 {% endmacro %}

@@ -37,6 +37,11 @@
             select 'inputs unchanged' as floe_skipped
         {%- endcall -%}
     {%- elif env_branch -%}
+        {%- if language == 'python' -%}
+            {%- call statement('floe_env_python', language='python') -%}
+{{ floe_env_python_rows(compiled_code) }}
+            {%- endcall -%}
+        {%- endif -%}
         {%- do floe_env_write_table(target_relation, old_relation, compiled_code, language) -%}
         {%- if fingerprint is not none -%}
             {%- call statement('record_inputs') -%}
