@@ -53,7 +53,12 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark import SparkAdapter, SparkColumn, SparkCredentials, SparkRelation
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod
 from dbt.adapters.spark.impl import SCHEMA_NOT_FOUND_MESSAGES
-from dbt_common.exceptions import DbtConfigError, DbtDatabaseError, DbtRuntimeError
+from dbt_common.exceptions import (
+    CompilationError,
+    DbtConfigError,
+    DbtDatabaseError,
+    DbtRuntimeError,
+)
 
 from floe import privacy
 from floe.cluster.guard import ClusterTargetError, require_cluster_session
@@ -66,7 +71,16 @@ from floe.docsite.catalog import (
 )
 from floe.envs import EnvError, branch_of, require_env
 from floe.feeds import FeedError
+from floe.feeds.cdc import model_cdc_config
 from floe.feeds.raw_models import reconcile_nodes
+from floe.materialize.configs import (
+    IncrementalConfig,
+    ModelConfigError,
+    Scd2Config,
+    TableProperties,
+    check_unique_key,
+)
+from floe.materialize.graph import upstream_tables
 from floe.privacy.run_operations import run_operation
 from floe.quality.model_checks import run_checks_for, run_dqdl_for
 from floe.runtime import Settings, add_session_hook, get_spark, session_settings
@@ -605,6 +619,61 @@ class FloeAdapter(SparkAdapter):
 
     # ---- seeds (floe.materialize.seeds; docs/decisions/0025-seeds-and-snapshots.md)
 
+    # --- model config: parsed and checked in Python, macros only render SQL ----------
+    # (floe.materialize.configs; a bad option is a compilation error naming the model)
+
+    @available
+    def floe_table_properties(self, relation: Any, options: dict) -> dict[str, Any]:
+        """The model's Iceberg table properties (TableProperties.from_options)."""
+        with _model_config_errors():
+            return TableProperties.from_options(str(relation), **options).as_dict()
+
+    @available
+    def floe_validate_incremental(self, relation: Any, strategy: Any, partition_by: Any) -> str:
+        """Refuse an unknown strategy or insert_overwrite without partition_by."""
+        with _model_config_errors():
+            IncrementalConfig.from_options(str(relation), strategy, partition_by)
+        return ""
+
+    @available
+    def floe_validate_unique_key(self, relation: Any, unique_key: Any, columns: Any) -> str:
+        """Refuse a unique_key column the model's rows do not have."""
+        with _model_config_errors():
+            check_unique_key(str(relation), unique_key, columns or [])
+        return ""
+
+    @available
+    def floe_scd2_config(self, relation: Any, options: dict) -> dict[str, Any]:
+        """The scd2 model's resolved config (Scd2Config.from_options)."""
+        with _model_config_errors():
+            return Scd2Config.from_options(str(relation), options).as_dict()
+
+    @available
+    def floe_cdc_config(
+        self,
+        relation: Any,
+        options: Any,
+        unique_key: Any,
+        partition_by: Any,
+        model: Any,
+        graph: Any,
+    ) -> dict[str, Any]:
+        """The cdc model's resolved options, defaulted from the feed it replicates."""
+        with _model_config_errors():
+            return model_cdc_config(
+                str(relation),
+                options,
+                unique_key=unique_key,
+                partition_by=partition_by,
+                node=model,
+                graph=graph,
+            ).as_dict()
+
+    @available
+    def floe_upstream_tables(self, node: Any, graph: Any) -> list[str]:
+        """The tables a model reads through views and ephemerals (floe.materialize.graph)."""
+        return upstream_tables(graph or {}, node)
+
     @available
     def floe_seed_read(self, seed: str, path: str, column_types: dict, delimiter: str) -> Any:
         """A seed CSV with dbt's column names and types (floe.materialize.seeds.read_seed)."""
@@ -690,6 +759,15 @@ def _drop_iceberg_table(spark: Any, table: str) -> None:
     io = loaded.io()
     spark.sql(f"drop table if exists {table}")
     jvm.org.apache.iceberg.CatalogUtil.dropTableData(io, metadata)
+
+
+@contextmanager
+def _model_config_errors() -> Iterator[None]:
+    """A model config or feed declaration error as dbt's compilation error (its message)."""
+    try:
+        yield
+    except (ModelConfigError, FeedError) as exc:
+        raise CompilationError(str(exc)) from exc
 
 
 def _truthy(value: Any) -> bool:
