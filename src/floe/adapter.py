@@ -73,6 +73,7 @@ from floe.envs import EnvError, branch_of, require_env
 from floe.feeds import FeedError
 from floe.feeds.cdc import model_cdc_config
 from floe.feeds.raw_models import reconcile_nodes
+from floe.feeds.sources import feed_node
 from floe.materialize.configs import (
     IncrementalConfig,
     ModelConfigError,
@@ -92,7 +93,7 @@ from floe.runtime.locking import (
     release,
 )
 from floe.runtime.session import create_table_if_missing
-from floe.runtime.settled import RowsOf, is_settled, remember
+from floe.runtime.settled import RowsOf, TableAt, is_settled, remember
 from floe.runtime.statements import retry_concurrent_scan, statement_marks, statement_settings
 from floe.runtime.views import freeze_view, release_view
 
@@ -482,8 +483,9 @@ class FloeAdapter(SparkAdapter):
     def floe_settled(self, kind: str, name: str, relations: list, salt: str = "") -> bool:
         """Did this step's last run leave nothing to do, its inputs unchanged since?
 
-        An input is a relation, or `{'relation': r, 'column': c, 'value': v}` for the rows
-        of a shared table whose `c` is `v` (floe.runtime.settled.RowsOf).
+        An input is a relation, `{'relation': r, 'column': c, 'value': v}` for the rows
+        of a shared table whose `c` is `v` (floe.runtime.settled.RowsOf), or
+        `{'table': t, 'ref': r}` for a table as of its ref (floe.runtime.settled.TableAt).
         """
         inputs = _settled_inputs(relations)
         return is_settled(get_spark(), connection_settings(), kind, name, inputs, salt)
@@ -670,6 +672,13 @@ class FloeAdapter(SparkAdapter):
             ).as_dict()
 
     @available
+    def floe_feed_node(self, source: str, name: str, graph: Any) -> dict[str, Any] | None:
+        """Feed ``source.name``'s declaration from dbt's graph, validated (or None if that
+        source is no feed): the one way a feed reaches Jinja (floe.feeds.sources)."""
+        with _model_config_errors():
+            return feed_node(graph, str(source), str(name))
+
+    @available
     def floe_upstream_tables(self, node: Any, graph: Any) -> list[str]:
         """The tables a model reads through views and ephemerals (floe.materialize.graph)."""
         return upstream_tables(graph or {}, node)
@@ -775,11 +784,16 @@ def _truthy(value: Any) -> bool:
 
 
 def _settled_inputs(relations: list) -> list:
-    """Settled-step inputs from the materialization: relation names, and dicts naming
-    one writer's rows of a shared table (floe.runtime.settled.RowsOf)."""
+    """Settled-step inputs from the materialization: relation names, dicts naming one
+    writer's rows of a shared table (floe.runtime.settled.RowsOf), and dicts naming a
+    table at one of its refs (`{'table': t, 'ref': r}`: floe.runtime.settled.TableAt,
+    compactions leaving it unchanged unless `same_rows_ok` is false)."""
     inputs: list = []
     for item in relations:
-        if isinstance(item, dict):
+        if isinstance(item, dict) and "table" in item:
+            same_rows_ok = item.get("same_rows_ok", True)
+            inputs.append(TableAt(str(item["table"]), str(item.get("ref") or "main"), same_rows_ok))
+        elif isinstance(item, dict):
             inputs.append(RowsOf(str(item["relation"]), str(item["column"]), str(item["value"])))
         else:
             inputs.append(str(item))

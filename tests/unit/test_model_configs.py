@@ -196,3 +196,16 @@ def test_a_bad_feed_declaration_fails_the_cdc_model_naming_both():
         model_cdc_config(
             "marts.orders", {}, unique_key="id", partition_by=None, node=MART, graph=bad
         )
+
+
+def test_a_feed_reaches_jinja_validated_through_one_reader():
+    from floe.feeds.declarations import FeedError
+    from floe.feeds.sources import feed_node
+
+    node = feed_node(GRAPH, "dms", "orders")
+    assert node is not None and node["source_meta"] == {"floe": {"kind": "dms"}}
+    assert node["config"]["meta"]["floe"]["key"] == ["order_id"]
+    assert feed_node(GRAPH, "dms", "other") is None
+    bad = {"sources": {"s": {**GRAPH["sources"]["source.p.dms.orders"], "config": {}}}}
+    with pytest.raises(FeedError, match="declare its primary key"):
+        feed_node(bad, "dms", "orders")  # a dms feed without a key: refused at compile time

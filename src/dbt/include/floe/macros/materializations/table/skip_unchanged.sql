@@ -22,3 +22,11 @@
     {%- endfor -%}
     {{ return(local_md5(parts | join('\n'))) }}
 {% endmacro %}
+
+
+{#- The memo name of a table model's "same inputs, no rebuild" (kind `tables` in
+    floe.runtime.settled): the table, and the environment's branch when built in one. -#}
+{% macro floe_table_memo_name(relation, branch) %}
+    {#- schema.identifier, unquoted whatever the quoting config: a file name -#}
+    {{ return(relation.schema ~ '.' ~ relation.identifier ~ ('.' ~ branch if branch else '')) }}
+{% endmacro %}
