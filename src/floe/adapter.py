@@ -54,7 +54,12 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark import SparkAdapter, SparkColumn, SparkCredentials, SparkRelation
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod
 from dbt.adapters.spark.impl import SCHEMA_NOT_FOUND_MESSAGES
-from dbt_common.exceptions import DbtConfigError, DbtDatabaseError, DbtRuntimeError
+from dbt_common.exceptions import (
+    CompilationError,
+    DbtConfigError,
+    DbtDatabaseError,
+    DbtRuntimeError,
+)
 
 from floe import privacy
 from floe.cluster.guard import ClusterTargetError, require_cluster_session
@@ -67,8 +72,25 @@ from floe.docsite.catalog import (
 )
 from floe.envs import EnvError, branch_of, require_env
 from floe.feeds import FeedError
+from floe.feeds.cdc import model_cdc_config
 from floe.feeds.raw_models import reconcile_nodes
-from floe.materialize.clone import drop_clone, is_clone, live_clones
+from floe.feeds.sources import feed_node
+from floe.materialize.clone import (
+    CloneError,
+    drop_clone,
+    is_clone,
+    live_clones,
+    prepare_clone,
+    table_name,
+)
+from floe.materialize.configs import (
+    IncrementalConfig,
+    ModelConfigError,
+    Scd2Config,
+    TableProperties,
+    check_unique_key,
+)
+from floe.materialize.graph import upstream_tables
 from floe.privacy.run_operations import run_operation
 from floe.quality.model_checks import run_checks_for, run_dqdl_for
 from floe.runtime import Settings, add_session_hook, get_spark, session_settings
@@ -80,7 +102,7 @@ from floe.runtime.locking import (
     release,
 )
 from floe.runtime.session import create_table_if_missing
-from floe.runtime.settled import RowsOf, is_settled, remember
+from floe.runtime.settled import RowsOf, TableAt, is_settled, remember
 from floe.runtime.statements import retry_concurrent_scan, statement_marks, statement_settings
 from floe.runtime.views import freeze_view, release_view
 
@@ -470,8 +492,9 @@ class FloeAdapter(SparkAdapter):
     def floe_settled(self, kind: str, name: str, relations: list, salt: str = "") -> bool:
         """Did this step's last run leave nothing to do, its inputs unchanged since?
 
-        An input is a relation, or `{'relation': r, 'column': c, 'value': v}` for the rows
-        of a shared table whose `c` is `v` (floe.runtime.settled.RowsOf).
+        An input is a relation, `{'relation': r, 'column': c, 'value': v}` for the rows
+        of a shared table whose `c` is `v` (floe.runtime.settled.RowsOf), or
+        `{'table': t, 'ref': r}` for a table as of its ref (floe.runtime.settled.TableAt).
         """
         inputs = _settled_inputs(relations)
         return is_settled(get_spark(), connection_settings(), kind, name, inputs, salt)
@@ -620,8 +643,6 @@ class FloeAdapter(SparkAdapter):
     def floe_prepare_clone(self, target: Any, source: Any) -> str:
         """Tag ``source``'s current snapshot and write the clone's metadata file; returns
         the statement that registers it as ``target`` (the clone's `main` statement)."""
-        from floe.materialize.clone import CloneError, prepare_clone, table_name
-
         settings = connection_settings()
         spark = get_spark(settings)
         catalog = settings.catalog_name
@@ -642,6 +663,68 @@ class FloeAdapter(SparkAdapter):
         )
 
     # ---- seeds (floe.materialize.seeds; docs/decisions/0025-seeds-and-snapshots.md)
+
+    # --- model config: parsed and checked in Python, macros only render SQL ----------
+    # (floe.materialize.configs; a bad option is a compilation error naming the model)
+
+    @available
+    def floe_table_properties(self, relation: Any, options: dict) -> dict[str, Any]:
+        """The model's Iceberg table properties (TableProperties.from_options)."""
+        with _model_config_errors():
+            return TableProperties.from_options(str(relation), **options).as_dict()
+
+    @available
+    def floe_validate_incremental(self, relation: Any, strategy: Any, partition_by: Any) -> str:
+        """Refuse an unknown strategy or insert_overwrite without partition_by."""
+        with _model_config_errors():
+            IncrementalConfig.from_options(str(relation), strategy, partition_by)
+        return ""
+
+    @available
+    def floe_validate_unique_key(self, relation: Any, unique_key: Any, columns: Any) -> str:
+        """Refuse a unique_key column the model's rows do not have."""
+        with _model_config_errors():
+            check_unique_key(str(relation), unique_key, columns or [])
+        return ""
+
+    @available
+    def floe_scd2_config(self, relation: Any, options: dict) -> dict[str, Any]:
+        """The scd2 model's resolved config (Scd2Config.from_options)."""
+        with _model_config_errors():
+            return Scd2Config.from_options(str(relation), options).as_dict()
+
+    @available
+    def floe_cdc_config(
+        self,
+        relation: Any,
+        options: Any,
+        unique_key: Any,
+        partition_by: Any,
+        model: Any,
+        graph: Any,
+    ) -> dict[str, Any]:
+        """The cdc model's resolved options, defaulted from the feed it replicates."""
+        with _model_config_errors():
+            return model_cdc_config(
+                str(relation),
+                options,
+                unique_key=unique_key,
+                partition_by=partition_by,
+                node=model,
+                graph=graph,
+            ).as_dict()
+
+    @available
+    def floe_feed_node(self, source: str, name: str, graph: Any) -> dict[str, Any] | None:
+        """Feed ``source.name``'s declaration from dbt's graph, validated (or None if that
+        source is no feed): the one way a feed reaches Jinja (floe.feeds.sources)."""
+        with _model_config_errors():
+            return feed_node(graph, str(source), str(name))
+
+    @available
+    def floe_upstream_tables(self, node: Any, graph: Any) -> list[str]:
+        """The tables a model reads through views and ephemerals (floe.materialize.graph)."""
+        return upstream_tables(graph or {}, node)
 
     @available
     def floe_seed_read(self, seed: str, path: str, column_types: dict, delimiter: str) -> Any:
@@ -745,16 +828,30 @@ def _drop_iceberg_table(spark: Any, table: str) -> None:
     jvm.org.apache.iceberg.CatalogUtil.dropTableData(io, metadata)
 
 
+@contextmanager
+def _model_config_errors() -> Iterator[None]:
+    """A model config or feed declaration error as dbt's compilation error (its message)."""
+    try:
+        yield
+    except (ModelConfigError, FeedError) as exc:
+        raise CompilationError(str(exc)) from exc
+
+
 def _truthy(value: Any) -> bool:
     return value is True or str(value).lower() == "true"
 
 
 def _settled_inputs(relations: list) -> list:
-    """Settled-step inputs from the materialization: relation names, and dicts naming
-    one writer's rows of a shared table (floe.runtime.settled.RowsOf)."""
+    """Settled-step inputs from the materialization: relation names, dicts naming one
+    writer's rows of a shared table (floe.runtime.settled.RowsOf), and dicts naming a
+    table at one of its refs (`{'table': t, 'ref': r}`: floe.runtime.settled.TableAt,
+    compactions leaving it unchanged unless `same_rows_ok` is false)."""
     inputs: list = []
     for item in relations:
-        if isinstance(item, dict):
+        if isinstance(item, dict) and "table" in item:
+            same_rows_ok = item.get("same_rows_ok", True)
+            inputs.append(TableAt(str(item["table"]), str(item.get("ref") or "main"), same_rows_ok))
+        elif isinstance(item, dict):
             inputs.append(RowsOf(str(item["relation"]), str(item["column"]), str(item["value"])))
         else:
             inputs.append(str(item))

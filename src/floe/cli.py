@@ -36,7 +36,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "Loopback cluster: PostgreSQL catalog, Spark master, worker.",
     ),
     "catalog": (
-        "floe.cluster.catalog_cli:catalog",
+        "floe.cluster.catalog_commands:catalog",
         "Catalog: migrate SQLite to PostgreSQL, fingerprint.",
     ),
     "privacy": ("floe.privacy.cli:privacy", "PII tags: scan, masked reads, erasure log, keys."),

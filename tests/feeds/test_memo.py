@@ -1,6 +1,6 @@
 """ "Nothing new" from the memo of the last complete ingest, and every way it must miss.
 
-The memo (floe.feeds.memo) lets a build skip the ledger reads when the landing listing
+The memo (floe.feeds.ingest, in the one memo store floe.runtime.settled) lets a build skip the ledger reads when the landing listing
 and the raw table's snapshot are as they were after the last complete, reconciled
 ingest. Here the ledger's readers are replaced by ones that count their calls, so each
 step shows which path an ingest took; what it returns is checked either way.
@@ -62,7 +62,7 @@ def test_nothing_new_comes_from_the_memo_until_anything_changes(spark, tmp_path,
 
     first = _land(settings, "a.jsonl", 0)
     assert build(raw_exists=False) == [first.relative_to(settings.landing).as_posix()]
-    memo_file = settings.state_dir / "feeds" / f"{weather.id}.json"
+    memo_file = settings.state_dir / "settled" / "feeds" / f"{weather.id}.json"
     assert memo_file.exists()  # written after the commit reconciled
     reads = len(full_path_reads)
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from floe.runtime.settled import RowsOf, inputs_fingerprint, is_settled, remember
+from floe.runtime.settled import RowsOf, TableAt, forget, inputs_fingerprint, is_settled, remember
 from floe.runtime.tables import rows_unchanged_since
 
 
@@ -130,3 +130,65 @@ def test_rows_of_a_shared_table_err_towards_changed(spark, lakehouse):
     spark.sql(f"call {catalog}.system.rollback_to_snapshot('{table}', {first_id})")
     assert not rows_unchanged_since(spark, table, head_id, "model", "b")
     assert rows_unchanged_since(spark, table, first_id, "model", "b")
+
+
+def test_a_table_input_changes_with_any_commit_or_only_with_row_changes(spark, lakehouse):
+    """TableAt: a feed's raw table (any commit counts) and a rebuilt table's own state
+    (compactions do not: same rows), per ref; another table of the same name never."""
+    spark.sql("create table marts.settled_own (k bigint) using iceberg")
+    spark.sql("insert into marts.settled_own values (1)")
+    spark.sql("insert into marts.settled_own values (2)")
+    strict = (spark, lakehouse, "feeds", "x.strict", [TableAt("marts.settled_own")])
+    lenient = (
+        spark,
+        lakehouse,
+        "tables",
+        "marts.settled_own",
+        [TableAt("marts.settled_own", same_rows_ok=True)],
+    )
+    for args in (strict, lenient):
+        assert not is_settled(*args, "salt")
+        remember(*args, "salt")
+        assert is_settled(*args, "salt")
+        assert not is_settled(*args, "other salt")
+
+    spark.sql(
+        f"call {lakehouse.catalog_name}.system.rewrite_data_files(table => 'marts.settled_own', "
+        "options => map('rewrite-all', 'true'))"
+    ).collect()
+    assert not is_settled(*strict, "salt")  # a feed's memo: any commit
+    assert is_settled(*lenient, "salt")  # a compaction keeps the rows
+    assert is_settled(*lenient, "salt")  # brought up to the compaction's snapshot
+
+    spark.sql("insert into marts.settled_own values (3)")
+    assert not is_settled(*lenient, "salt")
+    remember(*lenient, "salt")
+    spark.sql("create or replace table marts.settled_own (k bigint) using iceberg")
+    spark.sql("insert into marts.settled_own values (3)")
+    assert not is_settled(*lenient, "salt")  # replaced by anyone: rebuilt
+
+    # A branch's memo follows that branch only.
+    spark.sql("alter table marts.settled_own create branch env_a")
+    on_branch = (
+        spark,
+        lakehouse,
+        "tables",
+        "marts.settled_own.env_a",
+        [TableAt("marts.settled_own", "env_a", same_rows_ok=True)],
+    )
+    remember(*on_branch, "salt")
+    spark.sql("insert into marts.settled_own values (4)")  # main moves on
+    assert is_settled(*on_branch, "salt")
+    spark.sql("insert into marts.settled_own.branch_env_a values (5)")
+    assert not is_settled(*on_branch, "salt")
+    # A table without the ref has nothing to vouch for; forget removes a memo.
+    assert not is_settled(
+        spark,
+        lakehouse,
+        "tables",
+        "marts.settled_own.env_b",
+        [TableAt("marts.settled_own", "env_b", same_rows_ok=True)],
+        "salt",
+    )
+    forget(lakehouse, "tables", "marts.settled_own")
+    assert not (lakehouse.state_dir / "settled" / "tables" / "marts.settled_own.json").exists()

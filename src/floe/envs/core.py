@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from floe.runtime import settled
 from floe.runtime.locking import writer_lock
 from floe.runtime.session import SCHEMAS
 from floe.runtime.settings import Settings
@@ -365,9 +366,10 @@ def enable_wap(spark: SparkSession, table: str, loaded: Any = None) -> None:
         )
 
 
-def _unset_inputs_property(spark: SparkSession, table: str, branch: str) -> None:
-    # The skip-unchanged fingerprint the environment's builds recorded (table.sql).
-    spark.sql(f"alter table {table} unset tblproperties if exists ('floe.inputs.{branch}')")
+def _forget_table_memo(settings: Settings, table: str, branch: str) -> None:
+    # The "same inputs, no rebuild" memo of the environment's builds (table.sql,
+    # floe_table_memo_name): its branch is gone, so is what the memo vouched for.
+    settled.forget(settings, settled.TABLES, f"{table}.{branch}")
 
 
 def drop(spark: SparkSession, settings: Settings, name: str) -> list[str]:
@@ -377,13 +379,13 @@ def drop(spark: SparkSession, settings: Settings, name: str) -> list[str]:
     """
     with writer_lock(settings, f"floe env drop {name}"):
         st = status(spark, settings, name)
-        removed = _remove(spark, st)
+        removed = _remove(spark, settings, st)
         _journal_path(settings, name).unlink(missing_ok=True)
         _state_path(settings, name).unlink(missing_ok=True)
     return removed
 
 
-def _remove(spark: SparkSession, st: EnvStatus) -> list[str]:
+def _remove(spark: SparkSession, settings: Settings, st: EnvStatus) -> list[str]:
     branch = st.env.branch
     removed: list[str] = []
     for refs in st.tables:
@@ -395,7 +397,7 @@ def _remove(spark: SparkSession, st: EnvStatus) -> list[str]:
         if refs.branch is not None:
             spark.sql(f"alter table {table} drop branch if exists {branch}")
             removed.append(f"branch {branch} of {table}")
-        _unset_inputs_property(spark, table, branch)
+        _forget_table_memo(settings, table, branch)
     for view in st.views_created:
         spark.sql(f"drop view if exists {_check_table(view)}")
         removed.append(f"view {view} (environment only)")
@@ -465,7 +467,7 @@ def publish(
                 f"table => '{table}', branch => 'main', to => '{branch}')"
             )
             step(f"{table}: main -> {target}")
-        _finish(spark, st)
+        _finish(spark, settings, st)
         journal.unlink(missing_ok=True)
         _state_path(settings, name).unlink(missing_ok=True)
     return plan
@@ -489,7 +491,7 @@ def rebase(spark: SparkSession, settings: Settings, name: str) -> list[str]:
             table = _check_table(refs.table)
             if refs.branch is not None:
                 spark.sql(f"alter table {table} drop branch if exists {branch}")
-            _unset_inputs_property(spark, table, branch)
+            _forget_table_memo(settings, table, branch)
         base = {t.table: t.main for t in st.tables if not t.created}
         _write_atomic(
             _state_path(settings, name),
@@ -498,7 +500,7 @@ def rebase(spark: SparkSession, settings: Settings, name: str) -> list[str]:
     return rebuild
 
 
-def _finish(spark: SparkSession, st: EnvStatus) -> None:
+def _finish(spark: SparkSession, settings: Settings, st: EnvStatus) -> None:
     """After the fast-forwards: environment-only tables and views become main's own,
     branches go (main holds their heads now)."""
     branch = st.env.branch
@@ -508,7 +510,7 @@ def _finish(spark: SparkSession, st: EnvStatus) -> None:
             spark.sql(f"alter table {table} unset tblproperties if exists ('{CREATED_PROPERTY}')")
         if refs.branch is not None:
             spark.sql(f"alter table {table} drop branch if exists {branch}")
-        _unset_inputs_property(spark, table, branch)
+        _forget_table_memo(settings, table, branch)
     for view in st.views_created:
         spark.sql(
             f"alter view {_check_table(view)} unset tblproperties if exists ('{CREATED_PROPERTY}')"

@@ -67,6 +67,18 @@ def landed_file(landing: Path, path: Path, **attrs: Any) -> LandedFile:
     return LandedFile(path, key_of(landing, path), stat.st_size, stat.st_mtime_ns, attrs)
 
 
+def listing_hash(files: Sequence[LandedFile]) -> str:
+    """A hash of discovered files: ledger key, size and modification time (ns) of each.
+
+    What a feed's "nothing new" memo keys on besides its raw table (docs/feeds.md,
+    "Nothing new"): a new, changed or removed file changes it.
+    """
+    digest = hashlib.sha256()
+    for f in sorted(files, key=lambda f: f.key):
+        digest.update(f"{f.key}\0{f.size}\0{f.mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
 def list_files(folder: Path, pattern: str, root: Path) -> list[Path]:
     """Regular files under ``folder`` matching ``pattern``, sorted; hidden files skipped.
 

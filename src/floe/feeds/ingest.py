@@ -12,15 +12,31 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from floe.feeds import files as landed_files
-from floe.feeds import ledger, memo
+from floe.feeds import ledger
 from floe.feeds.declarations import Feed, FeedError
 from floe.feeds.files import LandedFile
 from floe.feeds.kinds import FeedKind, broker_kind, feed_kind
 from floe.feeds.kinds.base import Batch, IngestContext, IngestResult, context, with_load_seq
+from floe.runtime import settled
 from floe.runtime.settings import Settings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+
+# "Nothing new" (docs/feeds.md): the feed's memo in the one memo store
+# (floe.runtime.settled), keyed on the landing listing and the raw table's uuid and
+# snapshot right after its last complete, reconciled ingest. Any commit to the raw table
+# (an ingest, an erasure, a compaction) or any other listing takes the full path.
+def _nothing_new(spark: SparkSession, settings: Settings, feed: Feed, listing: str) -> bool:
+    inputs = [settled.TableAt(feed.raw_table)]
+    return settled.is_settled(spark, settings, settled.FEEDS, feed.id, inputs, listing)
+
+
+def _remember(spark: SparkSession, settings: Settings, feed: Feed, listing: str) -> None:
+    """Only after the raw rows are committed and reconciled; never fails the ingest."""
+    inputs = [settled.TableAt(feed.raw_table)]
+    settled.remember(spark, settings, settled.FEEDS, feed.id, inputs, listing)
 
 
 # Feeds this process ingested files of since their last reconciliation (by raw table),
@@ -54,8 +70,8 @@ def ingest(
     kind = feed_kind(feed.kind)
     ctx = context(settings, project_dir)
     landed = kind.discover(feed, settings.landing)
-    seen = memo.listing(landed)
-    if only is None and raw_exists and memo.nothing_new(spark, settings, feed, seen):
+    seen = landed_files.listing_hash(landed)
+    if only is None and raw_exists and _nothing_new(spark, settings, feed, seen):
         return IngestResult(_nothing(spark, kind, feed, ctx))
     ledger.ensure_tables(spark)
     done = ledger.done_files(spark, feed, raw_exists)
@@ -67,7 +83,7 @@ def ingest(
     complete = only is None and not waiting  # every file done once this batch commits
     if not new:
         if complete and raw_exists:
-            memo.remember(spark, settings, feed, seen)
+            _remember(spark, settings, feed, seen)
         return IngestResult(_nothing(spark, kind, feed, ctx))
     ctx = with_load_seq(spark, ctx)
     batch = kind.read(spark, feed, new, ctx)
@@ -137,5 +153,5 @@ def reconcile_or_raise(spark: SparkSession, feed: Feed, *, always: bool = False)
         )
     if pending is not None:
         # Committed and reconciled: the next ingest may answer "nothing new" from the memo.
-        memo.remember(spark, pending[1], feed, pending[0])
+        _remember(spark, pending[1], feed, pending[0])
     return 0

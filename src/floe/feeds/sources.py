@@ -113,6 +113,35 @@ def feed_from_node(node: Mapping[str, Any]) -> Feed | None:
     )
 
 
+def feed_node(graph: Mapping[str, Any] | None, source: str, name: str) -> dict[str, Any] | None:
+    """The declaration of feed ``source.name`` from dbt's graph, validated, as the plain
+    dict a raw Python model is handed (``floe_feed_nodes``): None if that source is not
+    a feed. A bad declaration raises :class:`FeedError` here, at compile time."""
+    for node in ((graph or {}).get("sources") or {}).values():
+        if node.get("source_name") != source or node.get("name") != name:
+            continue
+        if feed_from_node(node) is None:
+            return None
+        columns = node.get("columns") or {}
+        return {
+            "source_name": node.get("source_name"),
+            "name": node.get("name"),
+            "description": node.get("description"),
+            "meta": node.get("meta") or {},
+            "config": {"meta": (node.get("config") or {}).get("meta") or {}},
+            "source_meta": node.get("source_meta") or {},
+            "columns": [
+                {
+                    "name": c.get("name"),
+                    "data_type": c.get("data_type"),
+                    "description": c.get("description"),
+                }
+                for c in (columns.values() if isinstance(columns, Mapping) else columns)
+            ],
+        }
+    return None
+
+
 def _model_paths(project_dir: Path) -> list[Path]:
     config = yaml.safe_load((project_dir / "dbt_project.yml").read_text()) or {}
     return [project_dir / p for p in (config.get("model-paths") or ["models"])]

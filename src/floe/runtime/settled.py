@@ -1,20 +1,29 @@
-"""Settled steps: "this step found nothing to do, and none of its inputs has changed since".
+"""Skip when unchanged: "this step found nothing to do, and none of its inputs has changed since".
 
-A build step that reads a few relations and, most builds, finds nothing to do (an
-scd2 dimension with no pending load: docs/scd2.md, "Nothing pending") still pays for
-the query that finds it out. After a run that left nothing to do, the step remembers
-the fingerprints of its inputs (:func:`floe.runtime.tables.read_fingerprint`: a table's
-current snapshot; a view's plan and the snapshots of the tables it reads) in
-``$FLOE_HOME/state/settled/<kind>/<name>.json``. The next run compares them first (a plan
-analysis and a metadata read per input, no Spark job): equal means nothing can have
-become due. Anything else — a commit to any input, a changed view, an input that
-cannot be fingerprinted, a missing or unreadable memo, other `salt` (e.g. a run date)
-— runs the step in full, which is always right: the memo only caches its answer.
+The one home of floe's memos, with one store (docs/decisions/0040-one-skip-memo-store.md).
+A build step that reads a few relations and, most builds, finds nothing to do still pays
+for the query that finds it out: a feed's ingest reading its ledger (docs/feeds.md,
+"Nothing new"), an scd2 dimension with no pending load (docs/scd2.md, "Nothing
+pending"), a ``table`` model whose SQL and inputs are those of its last build
+(``table/skip_unchanged.sql``). After a run that left nothing to do, the step remembers
+what its inputs were in ``$FLOE_HOME/state/settled/<kind>/<name>.json``; the next run
+compares them first (metadata reads, no Spark job): equal means nothing can have become
+due. Anything else — a commit to any input, a changed view, an input that cannot be
+fingerprinted, a missing or unreadable memo, other ``salt`` (a run date, a landing
+listing, a model's compiled SQL) — runs the step in full, which is always right: the
+memo only caches its answer.
 
-An input can also be one writer's rows of a shared table (:class:`RowsOf`, e.g. one
-dimension's rows of the scd2 ledger): it counts as changed only when a commit since the
-memo may have touched those rows (:func:`floe.runtime.tables.rows_unchanged_since`),
-not when another writer appended its own.
+What a step keys on, by input kind:
+
+* a relation name: its read fingerprint (:func:`floe.runtime.tables.read_fingerprint`:
+  a table's current snapshot; a view's plan and the snapshots of the tables it reads);
+* :class:`RowsOf`: one writer's rows of a shared table (e.g. one dimension's rows of the
+  scd2 ledger): changed only when a commit since the memo may have touched those rows
+  (:func:`floe.runtime.tables.rows_unchanged_since`), not when another writer appended;
+* :class:`TableAt`: a table's identity (uuid) and the snapshot of one of its refs
+  (``main`` or an environment's branch): changed by any commit, or, with
+  ``same_rows_ok``, by any commit but a compaction (a rebuilt table's own state, so a
+  table changed by anyone else is rebuilt).
 """
 
 from __future__ import annotations
@@ -28,7 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from floe.runtime.tables import current_state, read_fingerprint, rows_unchanged_since
+from floe.runtime.tables import (
+    current_state,
+    read_fingerprint,
+    rows_same_since,
+    rows_unchanged_since,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -38,6 +52,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 VERSION = 2
+# The kinds of step that keep a memo here (the folder under state/settled/).
+FEEDS = "feeds"  # a feed's "nothing new" (floe.feeds.ingest), named by the feed id
+SCD2 = "scd2"  # an scd2 dimension's "no pending loads" (scd2.sql), named by the table
+TABLES = "tables"  # a table model's "same inputs" (table.sql), by table [+ "." + branch]
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
@@ -53,7 +71,20 @@ class RowsOf:
         return json.dumps([self.relation, self.column, self.value])
 
 
-Input = str | RowsOf
+@dataclass(frozen=True)
+class TableAt:
+    """Iceberg table ``relation`` as of the snapshot of its ``ref``; with ``same_rows_ok``,
+    commits that keep its rows (compactions) leave it unchanged."""
+
+    relation: str
+    ref: str = "main"
+    same_rows_ok: bool = False
+
+    def key(self) -> str:
+        return json.dumps(["table", self.relation, self.ref])
+
+
+Input = str | RowsOf | TableAt
 
 
 def inputs_fingerprint(spark: SparkSession, relations: Sequence[Input], salt: str) -> str | None:
@@ -64,7 +95,7 @@ def inputs_fingerprint(spark: SparkSession, relations: Sequence[Input], salt: st
     """
     digest = hashlib.sha256(f"{VERSION}\0{salt}\n".encode())
     for relation in relations:
-        if isinstance(relation, RowsOf):
+        if isinstance(relation, RowsOf | TableAt):
             digest.update(f"rows\0{relation.key()}\n".encode())
             continue
         try:
@@ -85,15 +116,29 @@ def _path(settings: Settings, kind: str, name: str) -> Path:
 
 
 def _rows_states(spark: SparkSession, relations: Sequence[Input]) -> dict[str, Any] | None:
-    """Each :class:`RowsOf` input's table uuid and current snapshot; None if one is missing."""
+    """Each :class:`RowsOf` and :class:`TableAt` input's table uuid and snapshot (of its
+    ref); None if one is missing, or a :class:`TableAt` has no snapshot."""
     states: dict[str, Any] = {}
     for rows in relations:
         if isinstance(rows, RowsOf):
             state = current_state(spark, rows.relation)
-            if state is None:
+        elif isinstance(rows, TableAt):
+            state = current_state(spark, rows.relation, rows.ref)
+            if state is not None and state.snapshot_id is None:
                 return None
-            states[rows.key()] = [state.uuid, state.snapshot_id]
+        else:
+            continue
+        if state is None:
+            return None
+        states[rows.key()] = [state.uuid, state.snapshot_id]
     return states
+
+
+def _unchanged(spark: SparkSession, rows: RowsOf | TableAt, since: int) -> bool:
+    """Nothing that counts for input ``rows`` was committed after snapshot ``since``."""
+    if isinstance(rows, RowsOf):
+        return rows_unchanged_since(spark, rows.relation, since, rows.column, rows.value)
+    return rows.same_rows_ok and rows_same_since(spark, rows.relation, since, rows.ref)
 
 
 def is_settled(
@@ -106,9 +151,9 @@ def is_settled(
 ) -> bool:
     """True when the step's last run left nothing to do and its inputs are unchanged.
 
-    When it is, and a shared table under a :class:`RowsOf` input has moved on (other
-    writers' commits), the memo is brought up to its current snapshot, so the next
-    check reads only the commits made after this one.
+    When it is, and a table under a :class:`RowsOf` or :class:`TableAt` input has moved
+    on (other writers' commits, compactions), the memo is brought up to its current
+    snapshot, so the next check reads only the commits made after this one.
     """
     path = _path(settings, kind, name)
     try:
@@ -125,14 +170,12 @@ def is_settled(
     if not isinstance(seen, dict) or states is None:
         return False
     for rows in relations:
-        if not isinstance(rows, RowsOf):
+        if isinstance(rows, str):
             continue
         then = seen.get(rows.key())
         if not isinstance(then, list) or len(then) != 2 or then[0] != states[rows.key()][0]:
             return False  # never seen, or another table of that name
-        if then[1] != states[rows.key()][1] and not rows_unchanged_since(
-            spark, rows.relation, then[1], rows.column, rows.value
-        ):
+        if then[1] != states[rows.key()][1] and not _unchanged(spark, rows, then[1]):
             return False
     if states != seen:
         _write(path, {"version": VERSION, "inputs": now, "rows": states}, kind, name)
@@ -172,3 +215,12 @@ def _write(path: Path, memo: dict[str, Any], kind: str, name: str) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         log.warning("%s %s: could not remember its inputs (%s)", kind, name, exc)
+
+
+def forget(settings: Settings, kind: str, name: str) -> None:
+    """Remove the step's memo (its next run takes the full path); a failure is logged."""
+    path = _path(settings, kind, name)
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        log.warning("%s %s: could not forget its inputs (%s)", kind, name, exc)

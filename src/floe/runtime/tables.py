@@ -16,9 +16,10 @@ Two ways to compute them, never to be mixed in one comparison (different hashes)
 
 Two cheaper questions live here too, answered from metadata without a Spark job:
 :func:`current_state` (a table's uuid and current snapshot), :func:`read_fingerprint`
-(what a read of a table or view sees now) and :func:`rows_unchanged_since` (did any
-commit touch one writer's rows of a shared table), used to skip work whose inputs have
-not changed (feeds, data-quality metrics, scd2 dimensions).
+(what a read of a table or view sees now), :func:`rows_unchanged_since` (did any
+commit touch one writer's rows of a shared table) and :func:`rows_same_since` (were all
+commits since a snapshot compactions), used to skip work whose inputs have not changed
+(:mod:`floe.runtime.settled`: feeds, scd2 dimensions, unchanged table models).
 """
 
 from __future__ import annotations
@@ -245,19 +246,42 @@ class TableState:
     snapshot_id: int | None
 
 
-def current_state(spark: SparkSession, table: str) -> TableState | None:
-    """``table``'s uuid and current snapshot, fresh from the catalog; None if it is missing.
+def current_state(spark: SparkSession, table: str, ref: str = "main") -> TableState | None:
+    """``table``'s uuid and the snapshot of its ``ref`` (branch, ``main`` by default),
+    fresh from the catalog; None if the table is missing.
 
     Loads the table's metadata through Iceberg's Java API (one catalog lookup and a
     metadata read, milliseconds) and refreshes it, so a commit by another process is
     seen even when the session's catalog caches tables. No Spark job: cheap enough to
-    ask before every ingest.
+    ask before every ingest. A ref the table does not have has no snapshot (None).
     """
     loaded = _load_table(spark, table)
     if loaded is None:
         return None
-    snapshot = loaded.currentSnapshot()
+    snapshot = loaded.currentSnapshot() if ref == "main" else loaded.snapshot(ref)
     return TableState(str(loaded.uuid().toString()), snapshot.snapshotId() if snapshot else None)
+
+
+# Snapshot operations that rewrite files without changing a table's rows (compaction,
+# manifest rewrites): Iceberg's DataOperations.REPLACE.
+_SAME_ROWS_OPERATIONS = frozenset({"replace"})
+
+
+def rows_same_since(spark: SparkSession, table: str, since: int, ref: str = "main") -> bool:
+    """Every commit to ``table``'s ``ref`` after snapshot ``since`` left its rows as they
+    were (compactions and manifest rewrites only); False when ``since`` is no longer an
+    ancestor of the ref's snapshot (rolled back, expired, replaced) or the table is gone.
+    Metadata reads only, no Spark job."""
+    loaded = _load_table(spark, table)
+    if loaded is None:
+        return False
+    snapshot = loaded.currentSnapshot() if ref == "main" else loaded.snapshot(ref)
+    while snapshot is not None and snapshot.snapshotId() != since:
+        if str(snapshot.operation()) not in _SAME_ROWS_OPERATIONS:
+            return False
+        parent = snapshot.parentId()
+        snapshot = loaded.snapshot(parent) if parent is not None else None
+    return snapshot is not None
 
 
 def _load_table(spark: SparkSession, table: str) -> Any:

@@ -121,6 +121,8 @@ def _graph(source_meta, table_meta, materialized="view"):
         "source_meta": {"floe": source_meta},
         "meta": {},
         "config": {"meta": {"floe": table_meta}},
+        # the feed reader (floe.feeds.sources) validates the declaration: typed columns
+        "columns": {"policy_id": {"name": "policy_id", "data_type": "string"}},
     }
     nodes = {
         "model.floe.stg": {

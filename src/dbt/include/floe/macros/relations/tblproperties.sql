@@ -20,41 +20,13 @@
                            orphan_age_days       floe.maintain.orphan-age-days
 #}
 {% macro floe_table_properties() %}
-    {%- set mode = floe_option('write_mode', 'copy-on-write') -%}
-    {%- if mode not in ('copy-on-write', 'merge-on-read') -%}
-        {{ exceptions.raise_compiler_error(
-            "Model " ~ this ~ ": write_mode '" ~ mode
-            ~ "' is not copy-on-write or merge-on-read") }}
-    {%- endif -%}
-    {%- set props = {
-        'format-version': '2',
-        'write.merge.mode': mode,
-        'write.update.mode': mode,
-        'write.delete.mode': mode,
-        'write.wap.enabled': 'true',
-    } -%}
-    {%- set target_size = floe_option('target_file_size_bytes') -%}
-    {%- if target_size -%}
-        {%- do props.update({'write.target-file-size-bytes': target_size | string}) -%}
-    {%- endif -%}
-    {%- set policy = floe_option('maintenance', {}) -%}
-    {%- set policy_keys = {
-        'keep_snapshots': 'history.expire.min-snapshots-to-keep',
-        'max_snapshot_age_days': 'history.expire.max-snapshot-age-ms',
-        'compact_min_files': 'floe.maintain.compact-min-files',
-        'orphan_age_days': 'floe.maintain.orphan-age-days',
-    } -%}
-    {%- for key, value in policy.items() -%}
-        {%- if key not in policy_keys -%}
-            {{ exceptions.raise_compiler_error(
-                "Model " ~ this ~ ": unknown maintenance option '" ~ key ~ "'; known: "
-                ~ policy_keys.keys() | list | join(', ')) }}
-        {%- endif -%}
-        {%- set value = (value * 86400000) | int if key == 'max_snapshot_age_days' else value -%}
-        {%- do props.update({policy_keys[key]: value | string}) -%}
-    {%- endfor -%}
-    {%- do props.update(config.get('tblproperties') or {}) -%}
-    {{ return(props) }}
+    {#- parsed and checked in Python (floe.materialize.configs.TableProperties) -#}
+    {{ return(adapter.floe_table_properties(this, {
+        'write_mode': floe_option('write_mode'),
+        'target_file_size_bytes': floe_option('target_file_size_bytes'),
+        'maintenance': floe_option('maintenance'),
+        'tblproperties': config.get('tblproperties'),
+    })) }}
 {% endmacro %}
 
 

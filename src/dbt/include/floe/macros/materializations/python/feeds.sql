@@ -5,33 +5,17 @@
     new landed files for such a source (floe.feeds.raw_models.feed_loader).
 #}
 
-{#- {relation name as the compiled Python model knows it: source node} for the model's
-    feed sources; the node carries the declaration (meta, columns, description). -#}
+{#- {relation name as the compiled Python model knows it: feed declaration} for the
+    model's feed sources. The declaration is found in dbt's graph and validated by the
+    one feed reader (floe.feeds.sources.feed_node, through adapter.floe_feed_node); only
+    the relation name dbt's source() resolves to is Jinja's to say. -#}
 {% macro floe_feed_nodes(model) %}
     {%- set feeds = {} -%}
     {%- for src in model.sources -%}
-        {%- for node in graph.sources.values()
-            if node.source_name == src[0] and node.name == src[1] -%}
-            {%- set table_meta = (node.get('config') or {}).get('meta') or {} -%}
-            {%- if 'floe' in (node.meta or {}) or 'floe' in table_meta
-                or 'floe' in (node.source_meta or {}) -%}
-                {%- set columns = [] -%}
-                {%- for column in (node.columns or {}).values() -%}
-                    {%- do columns.append({
-                        'name': column.name,
-                        'data_type': column.data_type,
-                        'description': column.description}) -%}
-                {%- endfor -%}
-                {%- do feeds.update({resolve_model_name(source(src[0], src[1])): {
-                    'source_name': node.source_name,
-                    'name': node.name,
-                    'description': node.description,
-                    'meta': node.meta or {},
-                    'config': {'meta': table_meta},
-                    'source_meta': node.source_meta or {},
-                    'columns': columns}}) -%}
-            {%- endif -%}
-        {%- endfor -%}
+        {%- set node = adapter.floe_feed_node(src[0], src[1], graph) -%}
+        {%- if node is not none -%}
+            {%- do feeds.update({resolve_model_name(source(src[0], src[1])): node}) -%}
+        {%- endif -%}
     {%- endfor -%}
     {{ return(feeds) }}
 {% endmacro %}

@@ -4,33 +4,29 @@
 {% endmacro %}
 
 
-{% macro floe_upstream_tables(node_ids, seen) %}
-    {#- The tables (schema.identifier) under node_ids, through views and ephemerals. -#}
-    {%- set tables = [] -%}
-    {%- for uid in node_ids if uid not in seen -%}
-        {%- do seen.append(uid) -%}
-        {%- set node = graph.nodes.get(uid) or graph.sources.get(uid) -%}
-        {%- if node is none -%}
-        {%- elif node.resource_type == 'source' -%}
-            {%- do tables.append(node.schema ~ '.' ~ node.identifier) -%}
-        {%- elif node.config.materialized in ['view', 'ephemeral'] -%}
-            {%- do tables.extend(floe_upstream_tables(node.depends_on.nodes, seen)) -%}
-        {%- else -%}
-            {%- do tables.append(node.schema ~ '.' ~ (node.alias or node.name)) -%}
-        {%- endif -%}
-    {%- endfor -%}
-    {{ return(tables) }}
+{% macro floe_upstream_tables(node) %}
+    {#- The tables (schema.identifier) node reads, through views and ephemerals,
+        sorted: the one graph walk (floe.materialize.graph). -#}
+    {{ return(adapter.floe_upstream_tables(node, graph)) }}
 {% endmacro %}
 
 
 {% macro floe_input_fingerprint() %}
     {%- set parts = [compiled_code, config.get('partition_by') | string,
                      floe_table_properties() | string] -%}
-    {%- for table in floe_upstream_tables(model.depends_on.nodes, []) | unique | sort -%}
+    {%- for table in floe_upstream_tables(model) -%}
         {#- In an environment, what a read sees: the branch where the table has it. -#}
         {%- set snap = run_query("select snapshot_id from " ~ table ~ ".refs where name in ('main', '"
             ~ floe_env_branch() ~ "') order by name = 'main' limit 1") -%}
         {%- do parts.append(table ~ '@' ~ (snap[0][0] if snap and snap | length > 0 else 'empty')) -%}
     {%- endfor -%}
     {{ return(local_md5(parts | join('\n'))) }}
+{% endmacro %}
+
+
+{#- The memo name of a table model's "same inputs, no rebuild" (kind `tables` in
+    floe.runtime.settled): the table, and the environment's branch when built in one. -#}
+{% macro floe_table_memo_name(relation, branch) %}
+    {#- schema.identifier, unquoted whatever the quoting config: a file name -#}
+    {{ return(relation.schema ~ '.' ~ relation.identifier ~ ('.' ~ branch if branch else '')) }}
 {% endmacro %}

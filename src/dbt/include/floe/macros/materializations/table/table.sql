@@ -4,8 +4,10 @@
     A SQL table model whose compiled SQL, config and upstream Iceberg snapshots are
     those of its last build is not rebuilt: nothing is committed, so re-running
     `dbt build` on unchanged input changes no table (same snapshot ids). The inputs'
-    fingerprint is kept in the table property `floe.inputs`. Upstream views and
-    ephemeral models are followed to the tables they read.
+    fingerprint is kept in floe's one memo store (floe.runtime.settled, kind
+    `tables`) with the table's own state after the build, so a table changed since
+    by anything but a compaction is rebuilt. Upstream views and ephemeral models are
+    followed to the tables they read.
 
     Rebuilt anyway: --full-refresh, Python models (they may read files), and models
     with `floe_skip_unchanged: false` in `meta` (e.g. SQL that reads current_date() or
@@ -21,17 +23,20 @@
         and old_relation is not none and not old_relation.is_view -%}
     {%- set fingerprint = floe_input_fingerprint() if language == 'sql' else none -%}
 
-    {#- In an environment (FLOE_ENV, envs/env.sql) the fingerprint of its own builds is
-        kept under floe.inputs.<branch>; a table it has not written is unchanged when
-        main's fingerprint matches (its inputs read the same through the branches). -#}
+    {#- In an environment (FLOE_ENV, envs/env.sql) the memo of its own builds is
+        floe_table_memo_name(this, branch) over the table's branch; a table it has not
+        written is unchanged when main's memo matches (its inputs read the same through
+        the branches). -#}
     {%- set env_branch = floe_env_branch() -%}
-    {%- set inputs_key = 'floe.inputs.' ~ env_branch if env_branch else 'floe.inputs' -%}
+    {%- set memo_ref = env_branch or 'main' -%}
     {%- if skippable and env_branch and not floe_env_has_branch(target_relation, env_branch) -%}
-        {%- set inputs_key = 'floe.inputs' -%}
+        {%- set memo_ref = 'main' -%}
     {%- endif -%}
+    {%- set memo_name = floe_table_memo_name(this, '' if memo_ref == 'main' else memo_ref) -%}
 
     {{ run_hooks(pre_hooks) }}
-    {%- if skippable and floe_table_property(target_relation, inputs_key) == fingerprint -%}
+    {%- if skippable and adapter.floe_settled('tables', memo_name,
+        [{'table': target_relation | string, 'ref': memo_ref}], fingerprint) -%}
         {{ log(this ~ ': inputs unchanged since the last build, nothing committed', info=False) }}
         {%- call statement('main') -%}
             select 'inputs unchanged' as floe_skipped
@@ -44,9 +49,8 @@
         {%- endif -%}
         {%- do floe_env_write_table(target_relation, old_relation, compiled_code, language) -%}
         {%- if fingerprint is not none -%}
-            {%- call statement('record_inputs') -%}
-                alter table {{ target_relation }} set tblproperties ('floe.inputs.{{ env_branch }}' = '{{ fingerprint }}')
-            {%- endcall -%}
+            {%- do adapter.floe_remember_settled('tables', floe_table_memo_name(this, env_branch),
+                [{'table': target_relation | string, 'ref': env_branch}], fingerprint) -%}
         {%- endif -%}
     {%- else -%}
         {%- if old_relation is not none and (old_relation.is_view or not old_relation.is_iceberg) -%}
@@ -56,9 +60,8 @@
             {{ create_table_as(False, target_relation, compiled_code, language) }}
         {%- endcall -%}
         {%- if fingerprint is not none -%}
-            {%- call statement('record_inputs') -%}
-                alter table {{ target_relation }} set tblproperties ('floe.inputs' = '{{ fingerprint }}')
-            {%- endcall -%}
+            {%- do adapter.floe_remember_settled('tables', floe_table_memo_name(this, ''),
+                [{'table': target_relation | string, 'ref': 'main'}], fingerprint) -%}
         {%- endif -%}
     {%- endif -%}
 

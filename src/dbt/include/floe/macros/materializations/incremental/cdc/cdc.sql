@@ -138,7 +138,7 @@
 
 {#
     The replica's CTAS: dbt-spark's, with the partitioning that may come from
-    the feed declaration (floe_cdc_feed_defaults) rather than the model config,
+    the feed declaration (floe_cdc_config) rather than the model config,
     plus `bucket(buckets, key)` when the model asks for `cdc.buckets`.
 #}
 {% macro floe_cdc_create_sql(relation, sql, partition_by, buckets=none, key=none) %}
