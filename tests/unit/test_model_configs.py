@@ -31,6 +31,7 @@ def test_table_properties_defaults_options_and_tblproperties_in_that_order():
         "write.merge.mode": "merge-on-read",
         "write.update.mode": "merge-on-read",
         "write.delete.mode": "copy-on-write",  # the model's tblproperties win
+        "write.wap.enabled": "true",
         "write.target-file-size-bytes": "1024",
         "history.expire.max-snapshot-age-ms": str(int(1.5 * 86_400_000)),
         "history.expire.min-snapshots-to-keep": "3",
