@@ -321,9 +321,11 @@ def main(argv: list[str] | None = None) -> None:
         return
     factors = [int(f) for f in args.scales.split(",") if f.strip()]
     print(f"scales {factors} (x {BASE_SCALE} customers, {DAYS} days), {_load()}", flush=True)
-    scales = [run_scale(f, args.keep) for f in factors]
-    for scale in scales:
-        report(scale)
+    scales = []
+    for factor in factors:  # each scale's report as soon as it is measured: runs are long
+        scales.append(run_scale(factor, args.keep))
+        report(scales[-1])
+        sys.stdout.flush()
     growth(scales)
     print(f"\n{_load()}")
 
