@@ -4,7 +4,9 @@ Runs the real `cdc` strategy (tests/materializations/fixtures/cdc_project, model
 in-process on a scratch lakehouse. Scale by environment:
     FLOE_BENCH_CDC_ROWS   target table rows        (default 200_000; issue target 10_000_000)
     FLOE_BENCH_CDC_LOADS  loads before maintenance (default 20; 0 skips the maintenance part)
-    FLOE_BENCH_CDC_MODES  write modes compared (default "copy-on-write,merge-on-read")
+    FLOE_BENCH_CDC_MODES  write modes compared (default "copy-on-write,merge-on-read"); a
+                          "-v3" suffix makes the table format v3 (merge-on-read then writes
+                          deletion vectors, Puffin, instead of position-delete files)
     FLOE_BENCH_CDC_LAYOUT where a load's changed keys fall: "scattered" over every key
                           (default, like real CDC) or "clustered" in one key range
     FLOE_BENCH_CDC_SORT   "1": the table is sorted by its key (sort_by: id)
@@ -74,6 +76,13 @@ def _statements(target: Path, since: int) -> tuple[int, list[tuple[float, str]]]
         if m:
             timings.append((float(m.group(1)), name))
     return since + len(text), sorted(timings, reverse=True)[:6]
+
+
+def _mode_vars(mode: str) -> dict[str, object]:
+    """dbt vars of a compared mode: `merge-on-read-v3` is merge-on-read on format v3."""
+    if mode.endswith("-v3"):
+        return {"write_mode": mode.removesuffix("-v3"), "format_version": 3}
+    return {"write_mode": mode}
 
 
 def _uptime() -> str:
@@ -167,13 +176,20 @@ def main() -> None:
         for mode in modes:
             for split in splits:
                 _dbt(
-                    ["run", "-s", "cdc_matrix", "--full-refresh"], target, batch=0, write_mode=mode
+                    ["run", "-s", "cdc_matrix", "--full-refresh"],
+                    target,
+                    batch=0,
+                    **_mode_vars(mode),
                 )
                 base_scan = _scan(spark, TABLE)
                 files = _files(spark, TABLE)
                 logged, _ = _statements(target, logged)
                 merge = _dbt(
-                    ["run", "-s", "cdc_matrix"], target, batch=1, write_mode=mode, cdc_split=split
+                    ["run", "-s", "cdc_matrix"],
+                    target,
+                    batch=1,
+                    cdc_split=split,
+                    **_mode_vars(mode),
                 )
                 logged, slowest = _statements(target, logged)
                 scan = _scan(spark, TABLE)
@@ -199,9 +215,9 @@ def main() -> None:
         return
 
     for mode in modes:
-        _dbt(["run", "-s", "cdc_matrix", "--full-refresh"], target, batch=0, write_mode=mode)
+        _dbt(["run", "-s", "cdc_matrix", "--full-refresh"], target, batch=0, **_mode_vars(mode))
         for batch in range(1, loads + 1):
-            _dbt(["run", "-s", "cdc_matrix"], target, batch=batch, write_mode=mode)
+            _dbt(["run", "-s", "cdc_matrix"], target, batch=batch, **_mode_vars(mode))
         files_loaded = _files(spark, TABLE)
         scan_loaded = _scan(spark, TABLE)
         report = maintain_table(spark, TABLE)

@@ -300,3 +300,58 @@ def test_cdc_build_refuses_a_batch_without_its_key_even_when_empty(render):
             "select 1",
             "ignore",
         )
+
+
+DMS_BATCH = [
+    *BATCH,
+    Column("last_update_time", "timestamp"),
+    Column("_source_file"),
+    Column("_row_in_file", "bigint"),
+    Column("_load_seq", "bigint"),
+]
+
+
+def _build_existing(render, batch, stats_row):
+    """floe_cdc_build on an existing table, the staged batch's one query answered."""
+    render.configure(unique_key="id", meta={"cdc": {}})
+    tmp = Relation(None, "t__dbt_tmp", "view")
+    render.adapter.columns[str(tmp)] = batch
+    render.adapter.columns[str(Relation("marts", "t"))] = TARGET
+    render.answer("select count_if(floe_cdc_action = 'upsert')", [stats_row])
+    render.call(
+        "floe_cdc_build", Relation("marts", "t"), Relation("marts", "t"), tmp, "x", "ignore"
+    )
+    return [name for name, _ in render.statements]
+
+
+def test_an_empty_batch_costs_one_query_over_its_staged_rows_and_no_table_statement(render):
+    ran = _build_existing(render, DMS_BATCH, (0, 0, None, None, None))
+    # the batch is read once, staged: no emptiness probe, no watermark query of its own
+    assert [q for q in render.queries if "t__dbt_tmp" in q] == []
+    assert len(render.queries) == 1
+    assert ran == [
+        "create_tmp_relation",
+        "stage_changes",
+        "cache_changes",
+        "drop_changes",
+        "drop_changes_view",
+        "main",
+        "drop_tmp_relation",
+    ]
+    assert "no new rows" in render.statement("main")
+
+
+def test_the_watermark_comes_from_the_staged_rows_in_the_key_window(render):
+    ran = _build_existing(render, DMS_BATCH, (3, 1, "42", "1", "9"))
+    staged = render.statement("stage_changes")
+    assert re.search(
+        r"max\(_load_seq\) over \(\s*partition by id\s*\) as floe_cdc_watermark", staged
+    )
+    assert "cast(max(floe_cdc_watermark) as string)" in normalize_query(render.queries[0])
+    assert [q for q in render.queries if "t__dbt_tmp" in q] == []  # the batch: read once
+    assert "'floe.cdc.watermark' = '42'" in render.statement("record_watermark")
+    assert ran.index("cache_changes") < ran.index("main") < ran.index("record_watermark")
+
+
+def normalize_query(sql: str) -> str:
+    return " ".join(sql.split())

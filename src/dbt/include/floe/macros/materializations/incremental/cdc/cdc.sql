@@ -71,37 +71,44 @@
     {%- set payload = floe_cdc_payload_columns(source_columns, cfg) -%}
     {%- set watermark = cfg.watermark_column if cfg.watermark_column | lower in source_names else none -%}
 
-    {%- if not full_build and floe_relation_is_empty(tmp_relation) -%}
-        {{ log(this ~ ': no new changes, nothing committed', info=False) }}
-        {%- call statement('main') -%}
-            select 'no new rows' as floe_skipped
-        {%- endcall -%}
-    {%- else -%}
+    {%- if full_build -%}
         {%- if watermark -%}
             {%- set mark = run_query('select cast(max(' ~ watermark ~ ') as string) from '
                 ~ tmp_relation).rows[0][0] -%}
         {%- endif -%}
-        {%- if full_build -%}
-            {%- if existing_relation is not none -%}
-                {% do adapter.drop_relation(existing_relation) %}
-            {%- endif -%}
-            {%- set initial -%}
-                select
-                {%- for col in payload %}
-                    {{ adapter.quote(col.name) }}{{ ',' if not loop.last }}
-                {%- endfor %}
-                from ({{ floe_cdc_latest_changes(tmp_relation, payload, cfg) }}) as floe_changes
-                where floe_cdc_action = 'upsert'
-                {%- set sort_by = floe_option('sort_by') %}
-                {%- if sort_by %}
-                order by {{ (sort_by if sort_by is not string else [sort_by]) | join(', ') }}
-                {%- endif %}
-            {%- endset -%}
+        {%- if existing_relation is not none -%}
+            {% do adapter.drop_relation(existing_relation) %}
+        {%- endif -%}
+        {%- set initial -%}
+            select
+            {%- for col in payload %}
+                {{ adapter.quote(col.name) }}{{ ',' if not loop.last }}
+            {%- endfor %}
+            from ({{ floe_cdc_latest_changes(tmp_relation, payload, cfg) }}) as floe_changes
+            where floe_cdc_action = 'upsert'
+            {%- set sort_by = floe_option('sort_by') %}
+            {%- if sort_by %}
+            order by {{ (sort_by if sort_by is not string else [sort_by]) | join(', ') }}
+            {%- endif %}
+        {%- endset -%}
+        {%- call statement('main') -%}
+            {{ floe_cdc_create_sql(target_relation, initial, cfg.partition_by,
+                cfg.buckets, cfg.unique_key[0]) }}
+        {%- endcall -%}
+        {%- do floe_apply_sort_order(target_relation) -%}
+    {%- else -%}
+        {#- Staged first: its one pass gives the emptiness, the counts and the
+            watermark, so an empty batch costs one query over it and no table
+            statement, and a non-empty one reads the batch once, not three times
+            (docs/decisions/0045-pipeline-cost-curve-and-merge-choices.md). -#}
+        {%- set staged = floe_cdc_stage(tmp_relation, target_relation, payload, cfg, watermark) -%}
+        {%- set mark = staged.stats.watermark -%}
+        {%- if staged.stats.upserts + staged.stats.deletes == 0 -%}
+            {{ log(this ~ ': no new changes, nothing committed', info=False) }}
+            {%- do floe_cdc_unstage(staged, cfg) -%}
             {%- call statement('main') -%}
-                {{ floe_cdc_create_sql(target_relation, initial, cfg.partition_by,
-                    cfg.buckets, cfg.unique_key[0]) }}
+                select 'no new rows' as floe_skipped
             {%- endcall -%}
-            {%- do floe_apply_sort_order(target_relation) -%}
         {%- else -%}
             {%- set payload_view = make_temp_relation(this, '__cdc_payload').include(database=false, schema=false) -%}
             {%- call statement('create_payload_view') -%}
@@ -115,20 +122,21 @@
             {%- do floe_schema_evolve(on_schema_change, payload_view, existing_relation) -%}
             {%- do floe_sync_table_properties(target_relation) -%}
             {%- set target_columns = adapter.get_columns_in_relation(target_relation) -%}
-            {%- do floe_cdc_apply(tmp_relation, target_relation, target_columns, payload, cfg) -%}
+            {%- do floe_cdc_apply(staged, target_relation, target_columns, payload, cfg) -%}
+            {%- do floe_cdc_unstage(staged, cfg) -%}
             {%- call statement('drop_payload_view') -%}
                 drop view if exists {{ payload_view }}
             {%- endcall -%}
         {%- endif -%}
-        {%- if watermark and mark -%}
-            {%- call statement('record_watermark') -%}
-                alter table {{ target_relation }}
-                set tblproperties (
-                    'floe.cdc.watermark' = '{{ mark }}',
-                    'floe.cdc.watermark_column' = '{{ watermark | lower }}'
-                )
-            {%- endcall -%}
-        {%- endif -%}
+    {%- endif -%}
+    {%- if watermark and mark -%}
+        {%- call statement('record_watermark') -%}
+            alter table {{ target_relation }}
+            set tblproperties (
+                'floe.cdc.watermark' = '{{ mark }}',
+                'floe.cdc.watermark_column' = '{{ watermark | lower }}'
+            )
+        {%- endcall -%}
     {%- endif -%}
     {%- call statement('drop_tmp_relation') -%}
         drop view if exists {{ tmp_relation }}
@@ -157,26 +165,22 @@
 
 
 {#
-    Apply a non-empty batch to an existing table (docs/decisions/0016-cdc-merge-pruning.md):
-    1. stage the latest change per key once (the window over the batch runs
-       once; a tie, NULL key or unknown op fails here): cached, or, for a
-       table bucketed by its key (`cdc.buckets`), written as a scratch Iceberg
-       table with the same partitioning, so the MERGE joins bucket to bucket
-       with no shuffle (storage-partitioned join: the statements carry
-       `/* floe:storage_partitioned_join */`, docs/runtime.md);
-    2. one pass over it: upsert and delete counts, each key column's bounds,
-       and the key list when the batch is small (floe_cdc_key_filter), so the
-       target's scan skips files the batch cannot touch;
-    3. `cdc.split` (default false) and upserts present: a MATCHED-only MERGE
-       (broadcast batch) then an append of the upserts whose key the table does
-       not hold; else the one MERGE with deletes, updates and inserts. Split,
-       the batch commits as two snapshots; the final table is the same.
+    Stage a batch (docs/decisions/0016-cdc-merge-pruning.md): the latest change
+    per key, once (the window over the batch runs once; a tie, NULL key or
+    unknown op fails here): cached, or, for a table bucketed by its key
+    (`cdc.buckets`), written as a scratch Iceberg table with the same
+    partitioning, so the MERGE joins bucket to bucket with no shuffle
+    (storage-partitioned join: the statements carry
+    `/* floe:storage_partitioned_join */`, docs/runtime.md). Then one pass over
+    it (floe_cdc_batch_stats): upsert and delete counts (both 0: the batch is
+    empty), each key column's bounds and the batch's watermark. Returns
+    {latest, changes, stats}; free with floe_cdc_unstage.
 #}
-{% macro floe_cdc_apply(source, target_relation, target_columns, payload, cfg) %}
+{% macro floe_cdc_stage(source, target_relation, payload, cfg, watermark=none) %}
     {%- set latest = make_temp_relation(this, '__cdc_changes').include(database=false, schema=false) -%}
     {%- call statement('stage_changes') -%}
         create or replace temporary view {{ latest }} as
-        {{ floe_cdc_latest_changes(source, payload, cfg) }}
+        {{ floe_cdc_latest_changes(source, payload, cfg, watermark) }}
     {%- endcall -%}
     {%- if cfg.buckets -%}
         {%- set changes = api.Relation.create(schema=target_relation.schema,
@@ -196,7 +200,39 @@
             cache table {{ changes }}
         {%- endcall -%}
     {%- endif -%}
-    {%- set stats = floe_cdc_batch_stats(changes, cfg) -%}
+    {{ return({'latest': latest, 'changes': changes,
+               'stats': floe_cdc_batch_stats(changes, cfg, watermark is not none)}) }}
+{% endmacro %}
+
+
+{% macro floe_cdc_unstage(staged, cfg) %}
+    {%- if cfg.buckets -%}
+        {%- call statement('drop_changes_table') -%}
+            drop table if exists {{ staged.changes }} purge
+        {%- endcall -%}
+    {%- else -%}
+        {%- call statement('drop_changes') -%}
+            uncache table if exists {{ staged.changes }}
+        {%- endcall -%}
+    {%- endif -%}
+    {%- call statement('drop_changes_view') -%}
+        drop view if exists {{ staged.latest }}
+    {%- endcall -%}
+{% endmacro %}
+
+
+{#
+    Apply a staged, non-empty batch (floe_cdc_stage) to an existing table
+    (docs/decisions/0016-cdc-merge-pruning.md): the key list when the batch is
+    small (floe_cdc_key_filter) bounds the target's scan to the files the batch
+    can touch; then, `cdc.split` (default false) and upserts present, a
+    MATCHED-only MERGE (broadcast batch) and an append of the upserts whose key
+    the table does not hold; else the one MERGE with deletes, updates and
+    inserts. Split, the batch commits as two snapshots; the final table is the
+    same.
+#}
+{% macro floe_cdc_apply(staged, target_relation, target_columns, payload, cfg) %}
+    {%- set changes, stats = staged.changes, staged.stats -%}
     {%- set listed = none -%}
     {%- set batch_keys = stats.upserts + stats.deletes -%}
     {%- if cfg.unique_key | length == 1 and 0 < batch_keys <= cfg.key_list_max -%}
@@ -217,18 +253,6 @@
             {{ floe_cdc_append_sql(changes, target_relation, target_columns, payload, cfg, key_filter) }}
         {%- endcall -%}
     {%- endif -%}
-    {%- if cfg.buckets -%}
-        {%- call statement('drop_changes_table') -%}
-            drop table if exists {{ changes }} purge
-        {%- endcall -%}
-    {%- else -%}
-        {%- call statement('drop_changes') -%}
-            uncache table if exists {{ changes }}
-        {%- endcall -%}
-    {%- endif -%}
-    {%- call statement('drop_changes_view') -%}
-        drop view if exists {{ latest }}
-    {%- endcall -%}
 {% endmacro %}
 
 

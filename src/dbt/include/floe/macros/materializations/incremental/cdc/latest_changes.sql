@@ -15,9 +15,12 @@
 {#
     The batch reduced to one row per key (its latest change) with the action it
     asks for, `floe_cdc_action` = 'delete' | 'upsert'. Rows with a NULL key, an
-    unknown op, or a tie on every order column fail the statement.
+    unknown op, or a tie on every order column fail the statement. With a
+    `watermark` column, `floe_cdc_watermark` is its greatest value over the
+    key's changes (their max over the rows is the batch's), computed in the
+    key's window: no second pass over the batch.
 #}
-{% macro floe_cdc_latest_changes(source, payload, cfg) %}
+{% macro floe_cdc_latest_changes(source, payload, cfg, watermark=none) %}
     {%- set keys = cfg.unique_key -%}
     {%- set deletes = '(' ~ cfg.op_column ~ ' in (' ~ floe_quote_list(cfg.delete_ops) ~ ')' -%}
     {%- if cfg.delete_condition -%}
@@ -50,6 +53,9 @@
                 coalesce(cast({{ cfg.op_column }} as string), 'NULL'),
                 {{ floe_string_literal(known_ops) }}))
         end as floe_cdc_action
+        {%- if watermark %},
+        floe_cdc_watermark
+        {%- endif %}
     from (
         select
             *,
@@ -60,6 +66,11 @@
                     {{ c }} desc nulls last{{ ',' if not loop.last }}
                 {%- endfor %}
             ) as floe_cdc_rank,
+            {%- if watermark %}
+            max({{ watermark }}) over (
+                partition by {{ keys | join(', ') }}
+            ) as floe_cdc_watermark,
+            {%- endif %}
             count(*) over (
                 partition by {{ keys | join(', ') }}, {{ cfg.order_by | join(', ') }}
             ) as floe_cdc_ties

@@ -158,14 +158,16 @@
 
 
 {#
-    One pass over the staged batch: how many upserts and deletes, and each key
-    column's least and greatest value (as strings, for floe_cdc_key_filter).
+    One pass over the staged batch: how many upserts and deletes, each key
+    column's least and greatest value (as strings, for floe_cdc_key_filter)
+    and, with `watermark`, the batch's watermark (floe_cdc_latest_changes).
 #}
-{% macro floe_cdc_batch_stats(changes, cfg) %}
+{% macro floe_cdc_batch_stats(changes, cfg, watermark=false) %}
     {%- set sql -%}
         select
             count_if(floe_cdc_action = 'upsert'),
-            count_if(floe_cdc_action = 'delete')
+            count_if(floe_cdc_action = 'delete'),
+            {{ 'cast(max(floe_cdc_watermark) as string)' if watermark else 'cast(null as string)' }}
             {%- for k in cfg.unique_key %},
             cast(min({{ k }}) as string), cast(max({{ k }}) as string)
             {%- endfor %}
@@ -174,7 +176,8 @@
     {%- set row = run_query(sql).rows[0] -%}
     {%- set bounds = {} -%}
     {%- for k in cfg.unique_key -%}
-        {%- do bounds.update({k | lower: (row[2 + 2 * loop.index0], row[3 + 2 * loop.index0])}) -%}
+        {%- do bounds.update({k | lower: (row[3 + 2 * loop.index0], row[4 + 2 * loop.index0])}) -%}
     {%- endfor -%}
-    {{ return({'upserts': row[0] or 0, 'deletes': row[1] or 0, 'bounds': bounds}) }}
+    {{ return({'upserts': row[0] or 0, 'deletes': row[1] or 0, 'watermark': row[2],
+               'bounds': bounds}) }}
 {% endmacro %}

@@ -1,0 +1,334 @@
+"""The whole demo pipeline's cost curve, side by side with its physical bound.
+
+For each scale (``--scales 1,10,100,1000``; N x is ``floe generate --days 5 --scale N*1000``,
+so 1000 x is ~2.2M customer rows and ~1.2M records per stream) on a fresh lakehouse:
+
+* **floe**: ``floe build`` (every model and data test, no unit tests) in its own process,
+  after the demo was generated (generation is timed apart, not counted);
+* **bound**: a plain Spark job in its own process reading the same landed files (CSV as
+  strings, Parquet as is, JSON lines as text lines) and appending them to Iceberg tables
+  with no logic: what moving the same bytes into the same catalog costs.
+
+Per scale it prints wall time, rows landed, rows/s, the peak resident memory of the driver
+(the Python process), the JVM and the Python workers (polled from /proc), the five slowest
+dbt nodes (``run_results.json``), the floe / bound ratios (whole process, and work after
+Spark is up) with the load average. After the last scale, every node whose time grew faster
+than the rows landed between two scales is named (the issue's "no node's time growing
+faster than its input"; at small scales fixed costs hide growth, so read it at the largest
+pair). Target (docs/decisions/0045-pipeline-cost-curve-and-merge-choices.md): at 1000 x
+the whole build within 4 x of the bound.
+
+    python -m bench pipeline --scales 1,10       # CI-sized
+    python -m bench pipeline                     # FLOE_BENCH_PIPELINE_SCALES, default 1,10,100
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DAYS = 5
+BASE_SCALE = 1000  # --scale of 1 x: floe build's default demo
+# Landed files that are bookkeeping, not records (csv_loads manifests, reference markers).
+SKIP_NAMES = ("_manifest.json", "_CHANGED")
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.1f}/{five:.1f}/{fifteen:.1f}"
+
+
+# --- memory: the process tree's peak resident set, polled from /proc -------------------
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return out
+
+
+def _rss_and_kind(pid: int) -> tuple[int, str]:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return 0, ""
+    m = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+    return (int(m.group(1)) * 1024 if m else 0), comm
+
+
+class PeakMemory(threading.Thread):
+    """Peak RSS of a process (the driver), its JVM children and its Python workers."""
+
+    def __init__(self, pid: int, every: float = 0.5) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.every = pid, every
+        self.driver = self.jvm = self.workers = 0
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            jvm = workers = 0
+            driver, _ = _rss_and_kind(self.pid)
+            todo = _children(self.pid)
+            while todo:
+                pid = todo.pop()
+                rss, comm = _rss_and_kind(pid)
+                if comm == "java":
+                    jvm += rss
+                elif comm.startswith("python"):
+                    workers += rss
+                todo += _children(pid)
+            self.driver = max(self.driver, driver)
+            self.jvm = max(self.jvm, jvm)
+            self.workers = max(self.workers, workers)
+            self._halt.wait(self.every)
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join()
+
+    def line(self) -> str:
+        mib = 1024 * 1024
+        return (
+            f"peak RSS driver {self.driver / mib:,.0f} MiB, JVM {self.jvm / mib:,.0f} MiB, "
+            f"Python workers {self.workers / mib:,.0f} MiB"
+        )
+
+
+@dataclass
+class Run:
+    wall: float
+    output: str
+    memory: PeakMemory
+
+
+def _run(argv: list[str], env: dict[str, str]) -> Run:
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    memory = PeakMemory(proc.pid)
+    memory.start()
+    output, _ = proc.communicate()
+    memory.stop()
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        tail = "\n".join(output.splitlines()[-30:])
+        raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}):\n{tail}")
+    return Run(wall, output, memory)
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = dict(os.environ, FLOE_HOME=str(home), DBT_TARGET_PATH=str(home / "target"))
+    env["DBT_LOG_PATH"] = str(home / "logs")
+    for var in ("FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI"):
+        env.pop(var, None)
+    src = str(ROOT / "src")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [src, str(ROOT), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    )
+    return env
+
+
+# --- the bound: the same landed bytes into Iceberg, no logic ----------------------------
+
+
+def _landed_sets(landing: Path) -> dict[str, list[tuple[str, list[str]]]]:
+    """Per landing folder of a feed: (reader, files), the files grouped by reader."""
+    sets: dict[str, dict[str, list[str]]] = {}
+    for path in sorted(landing.rglob("*")):
+        if not path.is_file() or path.name in SKIP_NAMES:
+            continue
+        reader = {".csv": "csv", ".parquet": "parquet", ".jsonl": "text", ".json": "text"}.get(
+            path.suffix
+        )
+        if reader is None:
+            continue
+        # the feed folder: the path up to the first hive-style or file level
+        parts = path.relative_to(landing).parts[:-1]
+        feed = "_".join(p for p in parts if "=" not in p) or "root"
+        sets.setdefault(feed, {}).setdefault(reader, []).append(str(path))
+    return {feed: sorted(by.items()) for feed, by in sets.items()}
+
+
+def bound_main(home: Path) -> None:
+    """The bound's process: print one JSON line (rows, seconds of work, Spark start)."""
+    started = time.perf_counter()
+    from floe.runtime import Settings, get_spark
+
+    settings = Settings.from_env({"FLOE_HOME": str(home)})
+    spark = get_spark(settings)
+    spark_start = time.perf_counter() - started
+    work_started = time.perf_counter()
+    spark.sql("create namespace if not exists bound")
+    rows = 0
+    for feed, by_reader in _landed_sets(settings.landing).items():
+        for reader, files in by_reader:
+            if reader == "csv":
+                df = spark.read.option("header", "true").csv(files)
+            elif reader == "parquet":
+                df = spark.read.parquet(*files)
+            else:
+                df = spark.read.text(files)
+            table = f"bound.{re.sub(r'[^a-z0-9_]', '_', feed.lower())}_{reader}"
+            # One fresh table per feed and reader; the counts come from its commit summary.
+            df.writeTo(table).using("iceberg").create()
+            summary = spark.sql(f"select summary['added-records'] from {table}.snapshots").collect()
+            rows += sum(int(r[0] or 0) for r in summary)
+    work = time.perf_counter() - work_started
+    print("BOUND " + json.dumps({"rows": rows, "work": work, "spark_start": spark_start}))
+
+
+# --- floe's side and the report ----------------------------------------------------------
+
+
+@dataclass
+class Scale:
+    factor: int
+    rows: int = 0
+    floe: Run | None = None
+    bound: Run | None = None
+    dbt_seconds: float = 0.0
+    spark_ready: float = 0.0
+    bound_work: float = 0.0
+    bound_rows: int = 0
+    nodes: dict[str, float] = field(default_factory=dict)
+
+
+def _floe_figures(scale: Scale, home: Path) -> None:
+    assert scale.floe is not None
+    out = scale.floe.output
+    m = re.search(r"^dbt build: ([0-9.]+)s", out, re.M)
+    scale.dbt_seconds = float(m.group(1)) if m else float("nan")
+    m = re.search(r"^Spark ready in ([0-9.]+)s", out, re.M)
+    scale.spark_ready = float(m.group(1)) if m else float("nan")
+    m = re.search(r"^\(all feeds\)\s+(\d+)\s+(\d+)", out, re.M)
+    scale.rows = int(m.group(1)) + int(m.group(2)) if m else 0
+    results = json.loads((home / "target" / "run_results.json").read_text())
+    scale.nodes = {
+        r["unique_id"]: float(r["execution_time"])
+        for r in results["results"]
+        if r["unique_id"].startswith(("model.", "snapshot.", "seed."))
+    }
+
+
+def run_scale(factor: int, keep: bool) -> Scale:
+    home = Path(tempfile.mkdtemp(prefix=f"floe-bench-pipeline-{factor}x-"))
+    env = _env(home)
+    scale = Scale(factor)
+    try:
+        floe = [str(Path(sys.executable).with_name("floe"))]
+        started = time.perf_counter()
+        _run([*floe, "generate", "--days", str(DAYS), "--scale", str(BASE_SCALE * factor)], env)
+        landed = sum(p.stat().st_size for p in (home / "landing").rglob("*") if p.is_file())
+        print(
+            f"  {factor} x: generated {landed / 2**20:,.1f} MiB in "
+            f"{time.perf_counter() - started:.0f}s ({_load()})",
+            flush=True,
+        )
+        scale.floe = _run([*floe, "build", "--days", str(DAYS)], env)
+        _floe_figures(scale, home)
+        print(f"  {factor} x: floe build {scale.floe.wall:.0f}s ({_load()})", flush=True)
+        scale.bound = _run(
+            [sys.executable, "-m", "bench.bench_pipeline", "--bound", str(home)], env
+        )
+        m = re.search(r"^BOUND (.*)$", scale.bound.output, re.M)
+        figures = json.loads(m.group(1)) if m else {}
+        scale.bound_work = float(figures.get("work", "nan"))
+        scale.bound_rows = int(figures.get("rows", 0))
+        print(f"  {factor} x: bound {scale.bound.wall:.0f}s ({_load()})", flush=True)
+    finally:
+        if not keep:
+            shutil.rmtree(home, ignore_errors=True)
+        else:
+            print(f"  kept {home}")
+    return scale
+
+
+def report(scale: Scale) -> None:
+    floe, bound = scale.floe, scale.bound
+    assert floe is not None and bound is not None
+    print(f"\n-- {scale.factor} x (--scale {BASE_SCALE * scale.factor}, {DAYS} days)  {_load()}")
+    print(
+        f"  floe  wall {floe.wall:7.1f}s  (Spark ready {scale.spark_ready:.1f}s, dbt build "
+        f"{scale.dbt_seconds:.1f}s)  rows landed {scale.rows:,}  "
+        f"{scale.rows / floe.wall:,.0f} rows/s"
+    )
+    print(f"        {floe.memory.line()}")
+    print(
+        f"  bound wall {bound.wall:7.1f}s  (copy {scale.bound_work:.1f}s)  rows copied "
+        f"{scale.bound_rows:,}  {scale.bound_rows / bound.wall:,.0f} rows/s"
+    )
+    print(f"        {bound.memory.line()}")
+    print(
+        f"  ratio floe / bound: wall {floe.wall / bound.wall:.2f}, "
+        f"work (dbt build / copy) {scale.dbt_seconds / scale.bound_work:.2f}"
+        "  (target at 1000 x: <= 4)"
+    )
+    slowest = sorted(scale.nodes.items(), key=lambda kv: -kv[1])[:5]
+    print("  five slowest nodes: " + ", ".join(f"{n.split('.')[-1]} {t:.1f}s" for n, t in slowest))
+
+
+def growth(scales: list[Scale]) -> None:
+    """Nodes whose time grew faster than the rows landed between consecutive scales."""
+    if len(scales) < 2:
+        return
+    print("\n-- growth: node time ratio vs rows-landed ratio between consecutive scales")
+    named = False
+    for a, b in itertools.pairwise(scales):
+        rows = b.rows / max(1, a.rows)
+        total = sum(b.nodes.values()) / max(1e-9, sum(a.nodes.values()))
+        print(f"  {a.factor} x -> {b.factor} x: rows x{rows:.1f}, all nodes' time x{total:.2f}")
+        for node, t in sorted(b.nodes.items(), key=lambda kv: -kv[1]):
+            before = a.nodes.get(node)
+            # below a second, the ratio measures noise, not growth
+            if before and t >= 1.0 and t / before > rows:
+                named = True
+                print(f"    GROWS FASTER THAN ITS INPUT: {node} {before:.1f}s -> {t:.1f}s")
+    if not named:
+        print("  no node grew faster than the rows landed")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench pipeline")
+    parser.add_argument(
+        "--scales",
+        default=os.environ.get("FLOE_BENCH_PIPELINE_SCALES", "1,10,100"),
+        help="comma-separated multiples of the default demo (1 x = --scale 1000)",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep each scale's lakehouse")
+    parser.add_argument("--bound", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv or [])
+    if args.bound is not None:
+        bound_main(args.bound)
+        return
+    factors = [int(f) for f in args.scales.split(",") if f.strip()]
+    print(f"scales {factors} (x {BASE_SCALE} customers, {DAYS} days), {_load()}", flush=True)
+    scales = []
+    for factor in factors:  # each scale's report as soon as it is measured: runs are long
+        scales.append(run_scale(factor, args.keep))
+        report(scales[-1])
+        sys.stdout.flush()
+    growth(scales)
+    print(f"\n{_load()}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
