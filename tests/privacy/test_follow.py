@@ -191,3 +191,31 @@ def test_an_id_column_whose_values_join_to_a_subject_key_is_found():
     assert finding.fails() and finding.share == 1.0 and finding.sampled == 5
     assert "100% of 5 sampled values are user_id values" in finding.line()
     assert "subject_key: user_id" in finding.line()
+
+
+def test_a_parsed_manifest_takes_compiled_sql_from_the_memo_and_leaves_it(tmp_path):
+    """`dbt parse` compiles nothing: the SQL `floe lineage build` remembered (same source
+    checksum) is used; a model edited since (other checksum) is not followed."""
+    import json
+
+    from floe.lineage.graph import COMPILED_MEMO
+    from floe.privacy.follow import lineage_for_manifest
+
+    manifest = _manifest()
+    memo = {}
+    for uid, node in manifest["nodes"].items():
+        node["checksum"] = {"name": "sha256", "checksum": f"sum-{uid}"}
+        memo[uid] = {"checksum": f"sum-{uid}", "compiled_code": node.pop("compiled_code")}
+    memo["model.p.user_counts"]["checksum"] = "edited since"
+    (tmp_path / "target").mkdir()
+    path = tmp_path / "target" / COMPILED_MEMO
+    path.write_text(json.dumps(memo))
+    tags = PrivacyTags.from_manifest(manifest)
+    found = follow_subject_keys(tags, lineage_for_manifest(manifest, tmp_path))
+    assert {(f.relation, f.column) for f in found} == {
+        ("staging.stg_users", "uid"),
+        ("staging.stg_users", "ref"),
+        ("staging.stg_users", "handle"),
+    }
+    assert json.loads(path.read_text()) == memo
+    assert "compiled_code" not in manifest["nodes"]["model.p.stg_users"]

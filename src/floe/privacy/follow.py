@@ -16,6 +16,7 @@ written ones.
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -46,15 +47,21 @@ class Followed:
 def lineage_for_manifest(manifest: Mapping[str, Any], project_dir: Path) -> LineageGraph:
     """The column lineage of a manifest (``dbt parse``'s has no compiled SQL: the
     compiled SQL remembered in ``target/lineage_compiled.json`` fills it in for models
-    unchanged since they were last compiled, as ``floe lineage build`` does)."""
-    from floe.lineage.graph import COMPILED_MEMO, build_graph, remember_compiled_sql
+    unchanged since they were last compiled, as ``floe lineage build`` does — read
+    only: a privacy command leaves the memo as it is)."""
+    from floe.lineage.graph import COMPILED_MEMO, build_graph
 
-    manifest = dict(manifest)
-    manifest["nodes"] = {uid: dict(node) for uid, node in (manifest.get("nodes") or {}).items()}
-    memo = project_dir / "target" / COMPILED_MEMO
-    if memo.parent.is_dir():
-        remember_compiled_sql(manifest, memo)
-    return build_graph(manifest, None, project_dir)
+    nodes = {uid: dict(node) for uid, node in (manifest.get("nodes") or {}).items()}
+    try:
+        memo = json.loads((project_dir / "target" / COMPILED_MEMO).read_text())
+    except (OSError, ValueError):
+        memo = {}
+    for uid, node in nodes.items():
+        entry = memo.get(uid) if isinstance(memo, dict) else None
+        checksum = str((node.get("checksum") or {}).get("checksum") or "")
+        if not node.get("compiled_code") and entry and checksum == entry.get("checksum"):
+            node["compiled_code"] = entry.get("compiled_code")
+    return build_graph({**manifest, "nodes": nodes}, None, project_dir)
 
 
 def _starts(graph: LineageGraph, rel: RelationTags) -> list[str]:
