@@ -26,6 +26,7 @@ import yaml
 from click.testing import CliRunner
 
 from tests.helpers import ROOT
+from tests.openlineage.test_openlineage import _config, _validators, validate
 
 FIXTURE = Path(__file__).parent / "fixtures" / "new_feed"
 COPY = ("dbt_project.yml", "models", "python_models", "schemas", "macros", "seeds", "snapshots")
@@ -83,6 +84,8 @@ def test_a_new_feed_is_scanned_tagged_and_forgotten_through_lineage(
     from floe.dbt_runner import run_dbt
     from floe.runtime import use_settings
 
+    for var in ("OPENLINEAGE_URL", "OPENLINEAGE_CONFIG", "OPENLINEAGE_DISABLED"):
+        monkeypatch.delenv(var, raising=False)
     project = _project(tmp_path / "project")
     monkeypatch.setenv("FLOE_PROJECT_DIR", str(project))
     use_settings(spark, dataclasses.replace(lakehouse, project_dir=project))
@@ -130,7 +133,11 @@ def test_a_new_feed_is_scanned_tagged_and_forgotten_through_lineage(
     assert scan.exit_code == 0, scan.output
     assert "FAIL" not in scan.output and "rider" not in scan.output, scan.output
 
-    # 3. forget reaches the marts through lineage; the dry run lists them
+    # 3. forget reaches the marts through lineage; the dry run lists them. Each erasure
+    # is an OpenLineage run naming the tables it changed (a dry run sends nothing).
+    log = tmp_path / "events.jsonl"
+    transport = {"type": "file", "log_file_path": str(log), "append": True}
+    monkeypatch.setenv("OPENLINEAGE_CONFIG", str(_config(tmp_path, "file", transport)))
     subject = f"rider_id={RIDER}"
     dry = runner.invoke(main, ["forget", "--subject", subject, "--dry-run", "--manifest", manifest])
     assert dry.exit_code == 0, dry.output
@@ -142,6 +149,7 @@ def test_a_new_feed_is_scanned_tagged_and_forgotten_through_lineage(
     assert "table marts.rider_minutes: 1 row(s) (tagged through lineage" in dry.output
     assert "view staging.stg_scooters__rides" in dry.output
     assert spark.table("marts.scooter_rides").where(f"rider_ref = '{RIDER}'").count() == 4
+    assert not log.exists()
 
     done = runner.invoke(main, ["forget", "--subject", subject, "--manifest", manifest, "--json"])
     assert done.exit_code == 0, done.output
@@ -158,3 +166,15 @@ def test_a_new_feed_is_scanned_tagged_and_forgotten_through_lineage(
     # every other rider is untouched
     assert spark.table("marts.scooter_rides").count() == 8
     assert spark.table("marts.rider_minutes").count() == 8
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    validators = _validators()
+    for event in events:
+        validate(event, validators)
+    assert [(e["job"]["name"], e["eventType"]) for e in events] == [
+        ("floe.forget", "START"),
+        ("floe.forget", "COMPLETE"),
+    ]
+    outputs = {d["name"]: d for d in events[1]["outputs"]}
+    assert {"raw.scooter_rides", "marts.scooter_rides", "marts.rider_minutes"} <= set(outputs)
+    stats = outputs["marts.scooter_rides"]["outputFacets"]["outputStatistics"]
+    assert stats["rowCount"] == 8
