@@ -14,7 +14,7 @@ from floe.dbt_runner import run_dbt
 from floe.feeds import load_feeds
 from floe.generator import GenerateOptions, generate
 from floe.lineage.openlineage import after_dbt
-from floe.runtime import SCHEMAS, Settings, get_spark
+from floe.runtime import SCHEMAS, Settings, get_spark, open_catalog
 from floe.runtime.locking import WriterLockTimeout, writer_lock
 
 if TYPE_CHECKING:
@@ -156,7 +156,12 @@ def build(
                 f"(catalog {settings.catalog_uri})"
             )
             warn = partial(click.echo, err=True)
-            emit = after_dbt(settings.catalog_name, warn, settings.dbt_project_dir())
+            emit = after_dbt(
+                settings.catalog_name,
+                warn,
+                settings.dbt_project_dir(),
+                catalog_loader=partial(open_catalog, settings),
+            )
             run = run_dbt(args, settings=settings, finish=emit)
     except WriterLockTimeout as exc:
         raise click.ClickException(str(exc)) from exc

@@ -7,6 +7,9 @@ importing PySpark, and a broken room does not take the whole CLI down.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 import click
 
@@ -51,6 +54,33 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# floe's own commands that commit to tables: each run is an OpenLineage run whose outputs
+# are the tables it committed to (docs/lineage.md, "OpenLineage").
+LINEAGE_COMMANDS = ("consume", "stream", "maintain", "forget", "rectify")
+
+
+def _with_lineage(name: str, invoke: Callable[[click.Context], Any]) -> Callable[..., Any]:
+    def traced(ctx: click.Context) -> Any:
+        if ctx.params.get("dry_run"):
+            return invoke(ctx)
+        from floe.lineage.openlineage import command_run
+        from floe.runtime import Settings, open_catalog
+
+        try:
+            settings = Settings.from_env()
+        except Exception:  # the command reports a bad environment itself
+            return invoke(ctx)
+        with command_run(
+            name,
+            catalog_name=settings.catalog_name,
+            catalog_loader=partial(open_catalog, settings),
+            warn=partial(click.echo, err=True),
+        ):
+            return invoke(ctx)
+
+    return traced
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(SUBCOMMANDS)
@@ -60,7 +90,12 @@ class LazyGroup(click.Group):
         if entry is None:
             return None
         module_name, attr = entry[0].split(":")
-        return getattr(importlib.import_module(module_name), attr)
+        command: click.Command = getattr(importlib.import_module(module_name), attr)
+        if cmd_name in LINEAGE_COMMANDS and not getattr(command, "_floe_lineage", False):
+            # the instance attribute shadows the method: only this command is traced
+            setattr(command, "invoke", _with_lineage(cmd_name, command.invoke))  # noqa: B010
+            setattr(command, "_floe_lineage", True)  # noqa: B010
+        return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # From the static table: `floe --help` imports no room (and no Spark).

@@ -304,7 +304,7 @@ def emit(target_path: Path | None) -> None:
     failure (docs/lineage.md, "OpenLineage").
     """
     from floe.lineage.openlineage import configured_client, dataset_namespace, emit_for_target
-    from floe.runtime import Settings
+    from floe.runtime import Settings, open_catalog
 
     settings = Settings.from_env()
     client = configured_client()
@@ -319,6 +319,8 @@ def emit(target_path: Path | None) -> None:
         warn=lambda m: click.echo(m, err=True),
         project_dir=settings.dbt_project_dir(),
         client=client,
+        # row counts and per-check assertions from the warehouse, not catalog.json
+        catalog_loader=lambda: open_catalog(settings),
     )
     if report.warning is None:
         click.echo(f"OpenLineage: {report.sent} events sent")

@@ -7,7 +7,14 @@ a START and a COMPLETE (or FAIL) whose ``parent`` facet points at the invocation
 Datasets are named as a catalog names them: namespace ``iceberg://<catalog>``, name
 ``schema.table``. The output dataset carries ``schema``, ``columnLineage`` (floe's edges,
 one hop), ``dataQualityAssertions`` (the dbt tests attached to it, with their status) and
-``outputStatistics`` (row count, files, bytes from ``catalog.json``) when known.
+``outputStatistics`` (row count, files, bytes) when known. Given the Iceberg catalog, the
+row counts come from each output table's current snapshot (no ``catalog.json`` needed),
+and every floe check and DQDL rule the invocation recorded in ``dq.check_results`` becomes
+an assertion of its own (:func:`warehouse_facts`).
+
+:func:`command_run` wraps a floe command that writes tables (``floe consume``, ``stream``,
+``maintain``, ``forget``, ``rectify``) in a START and COMPLETE (or FAIL) run whose outputs
+are the tables that got a new snapshot while it ran.
 
 :func:`emit` sends them with the ``openlineage-python`` client configured the OpenLineage
 way (``OPENLINEAGE_URL``, ``OPENLINEAGE_CONFIG``, ``openlineage.yml``, ``OPENLINEAGE__*``);
@@ -19,9 +26,12 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import time
 import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -64,6 +74,11 @@ _TRANSFORMATIONS = {
     "group_by": ("INDIRECT", "GROUP_BY"),
 }
 _FAILED = ("error", "fail", "runtime error")
+# dbt tests whose checks are recorded one by one in dq.check_results (as assertions)
+CHECK_TESTS = ("floe_checks", "floe_dqdl")
+CHECK_RESULTS = ("dq", "check_results")
+_CHECK_COLUMN = re.compile(r"\b[a-z_]+\(\s*`?([A-Za-z_][A-Za-z0-9_]*)`?\s*[,)]")
+_DQDL_COLUMN = re.compile(r'^[A-Za-z]+\s+"([^"]+)"')
 
 
 class OpenLineageArtifactsError(ValueError):
@@ -265,6 +280,86 @@ def _statistics(
     )
 
 
+Statistics = output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet
+Assertion = data_quality_assertions_dataset.Assertion
+
+
+@dataclass
+class WarehouseFacts:
+    """What the Iceberg catalog says about an invocation's outputs."""
+
+    statistics: dict[str, Statistics] = field(default_factory=dict)  # schema.table ->
+    assertions: dict[str, list[Assertion]] = field(default_factory=dict)  # schema.table ->
+
+
+def snapshot_statistics(table: Any) -> Statistics | None:
+    """Row count, data files and bytes of a pyiceberg table's current snapshot (its
+    summary's running totals: no data file is read)."""
+    snapshot = table.current_snapshot()
+    if snapshot is None or snapshot.summary is None:
+        return None
+    summary = snapshot.summary
+
+    def value(key: str) -> int | None:
+        raw = summary.get(key)
+        return int(raw) if raw is not None and str(raw).isdigit() else None
+
+    rows = value("total-records")
+    if rows is None:
+        return None
+    return Statistics(
+        rowCount=rows, size=value("total-files-size"), fileCount=value("total-data-files")
+    )
+
+
+def _check_column(check: str) -> str | None:
+    """The column a check names first (``is_unique(id)``, DQDL ``IsComplete "id"``)."""
+    match = _DQDL_COLUMN.match(check.strip()) or _CHECK_COLUMN.search(check.strip())
+    return match.group(1).lower() if match else None
+
+
+def warehouse_facts(catalog: Any, relations: Iterable[str], run_id: str | None) -> WarehouseFacts:
+    """Statistics of ``relations`` (``schema.table``; views and missing tables skipped)
+    and the checks recorded under ``run_id`` (dbt's invocation id) in dq.check_results,
+    one assertion per check: its text, pass/fail, the column it names, its severity."""
+    facts = WarehouseFacts()
+    for relation in sorted(set(relations)):
+        identifier = tuple(relation.split("."))
+        try:
+            if not catalog.table_exists(identifier):
+                continue
+            stats = snapshot_statistics(catalog.load_table(identifier))
+        except Exception:  # a view, or a table another writer is replacing
+            continue
+        if stats is not None:
+            facts.statistics[relation] = stats
+    if run_id and catalog.table_exists(CHECK_RESULTS):
+        from pyiceberg.expressions import EqualTo
+
+        rows = (
+            catalog.load_table(CHECK_RESULTS)
+            .scan(
+                # bound, not pasted; pyiceberg's signature is beyond mypy's plugin
+                row_filter=EqualTo("run_id", run_id),  # type: ignore[misc, call-arg, arg-type]
+                selected_fields=("table_name", "check", "severity", "status", "model"),
+            )
+            .to_arrow()
+            .to_pylist()
+        )
+        for row in rows:
+            status = str(row["status"] or "")
+            facts.assertions.setdefault(str(row["table_name"]).lower(), []).append(
+                Assertion(
+                    assertion=str(row["check"]),
+                    success=status in ("pass", "skip"),
+                    column=_check_column(str(row["check"])),
+                    severity=str(row["severity"] or "").lower() or None,
+                    name=f"{row['model']}: {status}",
+                )
+            )
+    return facts
+
+
 def build_events(
     target: Path,
     *,
@@ -272,18 +367,22 @@ def build_events(
     job_namespace: str = DEFAULT_JOB_NAMESPACE,
     graph: LineageGraph | None = None,
     project_dir: Path | None = None,
+    catalog: Any | None = None,
 ) -> list[RunEvent]:
     """The RunEvents of the dbt invocation whose artifacts are in ``target``, in order.
 
     ``graph`` defaults to ``target/lineage.json`` when it is at least as new as the
     manifest, else the lineage is computed from the manifest (and ``catalog.json``).
+    ``catalog`` (pyiceberg) gives the outputs' row counts and the invocation's checks
+    (:func:`warehouse_facts`); without it they come from ``catalog.json`` and the dbt
+    tests alone.
     """
     results = _read(target, "run_results.json", required=True) or {}
     command = (results.get("args") or {}).get("which") or "dbt"
     if command not in WRITING_COMMANDS:
         return []
     manifest = _read(target, "manifest.json", required=True) or {}
-    catalog = _read(target, "catalog.json", required=False)
+    catalog_json = _read(target, "catalog.json", required=False)
     if graph is None:
         lineage_json = target / "lineage.json"
         fresh = (
@@ -293,7 +392,7 @@ def build_events(
         graph = (
             LineageGraph.read(lineage_json)
             if fresh
-            else build_graph(manifest, catalog, project_dir)
+            else build_graph(manifest, catalog_json, project_dir)
         )
     metadata = results.get("metadata") or {}
     invocation_id = metadata.get("invocation_id") or str(uuid.uuid4())
@@ -306,9 +405,20 @@ def build_events(
         if n.get("resource_type") in (*EXECUTED_TYPES, "source")
         and (n.get("config") or {}).get("materialized") != "ephemeral"
     }
-    catalog_nodes = {**(catalog or {}).get("sources", {}), **(catalog or {}).get("nodes", {})}
+    catalog_nodes = {
+        **(catalog_json or {}).get("sources", {}),
+        **(catalog_json or {}).get("nodes", {}),
+    }
     statuses = {r["unique_id"]: str(r.get("status")) for r in results.get("results", [])}
     assertions = _tests_by_model(manifest, statuses)
+    facts = WarehouseFacts()
+    if catalog is not None:
+        written = [
+            relations[r["unique_id"]]
+            for r in results.get("results", [])
+            if r["unique_id"] in relations
+        ]
+        facts = warehouse_facts(catalog, written, metadata.get("invocation_id"))
 
     parent_job_name = f"{project}.dbt-{command}-{invocation_id}"
     parent_job = Job(
@@ -367,16 +477,21 @@ def build_events(
         lineage = _column_lineage(graph, uid, namespace, relations)
         if lineage is not None and lineage.fields:
             out_facets["columnLineage"] = lineage
-        if uid in assertions:
+        relation = relations.get(uid, _relation(node))
+        checks = facts.assertions.get(relation.lower(), [])
+        tests = assertions.get(uid, [])
+        if checks:  # each recorded check stands for itself, not its dbt test as a whole
+            tests = [a for a in tests if a.assertion not in CHECK_TESTS]
+        if tests or checks:
             out_facets["dataQualityAssertions"] = (
                 data_quality_assertions_dataset.DataQualityAssertionsDatasetFacet(
-                    assertions=assertions[uid]
+                    assertions=[*tests, *checks]
                 )
             )
-        stats = _statistics(catalog_nodes.get(uid))
+        stats = facts.statistics.get(relation.lower()) or _statistics(catalog_nodes.get(uid))
         output = OutputDataset(
             namespace=namespace,
-            name=relations.get(uid, _relation(node)),
+            name=relation,
             facets=out_facets,
             outputFacets={"outputStatistics": stats} if stats is not None else {},
         )
@@ -479,18 +594,25 @@ def emit_for_target(
     job_namespace: str = DEFAULT_JOB_NAMESPACE,
     project_dir: Path | None = None,
     client: OpenLineageClient | None = None,
+    catalog_loader: Callable[[], Any] | None = None,
 ) -> EmitReport:
     """Build and send the events of ``target``'s last invocation; never raises.
 
     Any problem (no configuration: silence; missing artifacts, a transport error) ends
-    as at most one ``warn`` line.
+    as at most one ``warn`` line. ``catalog_loader`` opens the Iceberg catalog (pyiceberg)
+    for row counts and per-check assertions; called only when events are sent.
     """
     client = client if client is not None else configured_client()
     if client is None:
         return EmitReport(sent=0, total=0, configured=False)
     try:
+        catalog = catalog_loader() if catalog_loader is not None else None
         events = build_events(
-            target, namespace=namespace, job_namespace=job_namespace, project_dir=project_dir
+            target,
+            namespace=namespace,
+            job_namespace=job_namespace,
+            project_dir=project_dir,
+            catalog=catalog,
         )
     except Exception as exc:  # lineage must never fail the build
         message = f"OpenLineage: no events built ({type(exc).__name__}: {exc})"
@@ -503,26 +625,212 @@ def emit_for_target(
 
 
 def after_dbt(
-    catalog_name: str, warn: Callable[[str], None], project_dir: Path | None = None
+    catalog_name: str,
+    warn: Callable[[str], None],
+    project_dir: Path | None = None,
+    catalog_loader: Callable[[], Any] | None = None,
 ) -> Callable[[Path], EmitReport]:
     """A ``finish`` hook for :func:`floe.dbt_runner.run_dbt`: emit the finished invocation."""
 
     def hook(target: Path) -> EmitReport:
         return emit_for_target(
-            target, namespace=dataset_namespace(catalog_name), warn=warn, project_dir=project_dir
+            target,
+            namespace=dataset_namespace(catalog_name),
+            warn=warn,
+            project_dir=project_dir,
+            catalog_loader=catalog_loader,
         )
 
     return hook
 
 
+# ---------------------------------------------------------------- floe's own commands
+
+
+def table_snapshots(catalog: Any) -> dict[str, int | None]:
+    """schema.table -> current snapshot id, for every table of the catalog."""
+    out: dict[str, int | None] = {}
+    for namespace in catalog.list_namespaces():
+        for identifier in catalog.list_tables(namespace):
+            name = ".".join(identifier[-2:]).lower()
+            try:
+                snapshot = catalog.load_table(identifier).current_snapshot()
+            except Exception:  # dropped meanwhile
+                continue
+            out[name] = snapshot.snapshot_id if snapshot is not None else None
+    return out
+
+
+@dataclass
+class CommandRun:
+    """One floe command as an OpenLineage run (see :func:`command_run`)."""
+
+    command: str
+    run_id: str
+    events: list[RunEvent] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    report: EmitReport | None = None
+
+
+def command_events(
+    command: str,
+    run_id: str,
+    *,
+    namespace: str,
+    started: datetime,
+    ended: datetime,
+    outputs: Mapping[str, Statistics | None],
+    error: str | None = None,
+    job_namespace: str = DEFAULT_JOB_NAMESPACE,
+    aborted: bool = False,
+) -> list[RunEvent]:
+    """START and COMPLETE (FAIL with ``error``, ABORT when stopped by the user) of job
+    ``floe.<command>``; outputs are the tables the command committed to, each with its
+    row count when known."""
+    job = Job(
+        namespace=job_namespace,
+        name=f"floe.{command}",
+        facets={
+            "jobType": job_type_job.JobTypeJobFacet(
+                processingType="STREAMING" if command in ("consume", "stream") else "BATCH",
+                integration="FLOE",
+                jobType="COMMAND",
+            )
+        },
+    )
+    datasets = [
+        OutputDataset(
+            namespace=namespace,
+            name=name,
+            outputFacets={"outputStatistics": stats} if stats is not None else {},
+        )
+        for name, stats in sorted(outputs.items())
+    ]
+    end_facets: dict[str, RunFacet] = {}
+    if error is not None:
+        end_facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
+            message=error, programmingLanguage="PYTHON"
+        )
+    return [
+        RunEvent(
+            eventType=RunState.START,
+            eventTime=started.isoformat(),
+            run=Run(runId=run_id),
+            job=job,
+            producer=PRODUCER,
+        ),
+        RunEvent(
+            eventType=RunState.ABORT
+            if aborted
+            else RunState.FAIL
+            if error is not None
+            else RunState.COMPLETE,
+            eventTime=ended.isoformat(),
+            run=Run(runId=run_id, facets=end_facets),
+            job=job,
+            outputs=datasets,
+            producer=PRODUCER,
+        ),
+    ]
+
+
+@contextmanager
+def command_run(
+    command: str,
+    *,
+    catalog_name: str,
+    catalog_loader: Callable[[], Any],
+    warn: Callable[[str], None],
+    client: OpenLineageClient | None = None,
+) -> Iterator[CommandRun]:
+    """Run the ``with`` body as OpenLineage run ``floe.<command>``: a START, then a
+    COMPLETE (or FAIL, the exception re-raised) naming every table that got a new
+    snapshot meanwhile (floe's writers take turns under the writer lock, so those are
+    the command's). Nothing configured: nothing is read or sent. Lineage never fails
+    the command: any problem is one ``warn`` line."""
+    run = CommandRun(command, str(uuid.uuid4()))
+    client = client if client is not None else configured_client()
+    if client is None:
+        yield run
+        return
+    started = datetime.now(UTC)
+    clock = time.perf_counter()
+    catalog: Any = None
+    before: dict[str, int | None] = {}
+    try:
+        catalog = catalog_loader()
+        before = table_snapshots(catalog)
+    except Exception as exc:
+        warn(f"OpenLineage: floe {command}: catalog not read ({type(exc).__name__}: {exc})")
+    error: str | None = None
+    aborted = False
+    try:
+        yield run
+    except KeyboardInterrupt:  # a stream stopped by its user: ABORT, not a failure
+        aborted = True
+        raise
+    except BaseException as exc:
+        code = getattr(exc, "code", getattr(exc, "exit_code", 1))
+        if not (isinstance(exc, SystemExit | _click_exit()) and code in (0, None)):
+            error = f"{type(exc).__name__}: {exc}"[:2000]
+        raise
+    finally:
+        outputs: dict[str, Statistics | None] = {}
+        try:
+            if catalog is not None:
+                after = table_snapshots(catalog)
+                for name, snap in after.items():
+                    if snap is not None and before.get(name) != snap:
+                        identifier = tuple(name.split("."))
+                        outputs[name] = snapshot_statistics(catalog.load_table(identifier))
+        except Exception as exc:
+            warn(f"OpenLineage: floe {command}: outputs not read ({type(exc).__name__})")
+        ended = started + _elapsed(clock)
+        run.outputs = sorted(outputs)
+        run.events = command_events(
+            command,
+            run.run_id,
+            namespace=dataset_namespace(catalog_name),
+            started=started,
+            ended=ended,
+            outputs=outputs,
+            error=error,
+            aborted=aborted,
+        )
+        run.report = emit(run.events, client)
+        if run.report.warning:
+            warn(run.report.warning)
+
+
+def _elapsed(clock: float) -> Any:
+    from datetime import timedelta
+
+    return timedelta(seconds=time.perf_counter() - clock)
+
+
+def _click_exit() -> type[BaseException]:
+    try:
+        from click.exceptions import Exit
+
+        return Exit
+    except ImportError:  # pragma: no cover - click is a dependency
+        return SystemExit
+
+
 __all__ = [
     "DEFAULT_JOB_NAMESPACE",
+    "CommandRun",
     "EmitReport",
     "OpenLineageArtifactsError",
+    "WarehouseFacts",
     "after_dbt",
     "build_events",
+    "command_events",
+    "command_run",
     "configured_client",
     "dataset_namespace",
     "emit",
     "emit_for_target",
+    "snapshot_statistics",
+    "warehouse_facts",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -41,11 +42,12 @@ def _emit(outcome: Outcome, as_json: bool) -> None:
 
 
 def _session(manifest: Path | None) -> tuple[Any, Any, Any]:
-    from floe.privacy.tags import load_tags
+    from floe.privacy.follow import load_tags_followed
     from floe.runtime import Settings, get_spark
 
     settings = Settings.from_env()
-    tags = load_tags(settings, manifest)
+    # subject keys reach every table that copies them, through column lineage
+    tags, _followed = load_tags_followed(settings, manifest)
     return settings, tags, get_spark(settings)
 
 
@@ -176,29 +178,38 @@ def privacy() -> None:
 @click.option("--sample", default=1000, show_default=True, help="Rows sampled per table.")
 @click.option(
     "--fail-on",
-    type=click.Choice(["marts", "all", "none"]),
-    default="marts",
+    type=click.Choice(["feeds+marts", "marts", "all", "none"]),
+    default="feeds+marts",
     show_default=True,
-    help="Layers where an untagged finding fails the scan.",
+    help="Layers where an untagged finding fails the scan (feeds: the raw layer).",
 )
 @click.option(
     "--manifest", type=click.Path(exists=True, dir_okay=False, path_type=Path), help=MANIFEST_HELP
 )
 def scan(static_only: bool, sample: int, fail_on: str, manifest: Path | None) -> None:
     """Find columns that look like PII (by name, and by sampled values) but are untagged."""
+    from floe.privacy.follow import follow_subject_keys, lineage_for_manifest
     from floe.privacy.scan import FAIL_LAYERS, scan_names, scan_values
-    from floe.privacy.tags import PrivacyTagError, load_manifest, load_tags
+    from floe.privacy.tags import PrivacyTagError, PrivacyTags, load_manifest
     from floe.runtime import SCHEMAS, Settings, open_catalog
 
     settings = Settings.from_env()
+    data = load_manifest(settings, manifest)
     try:
-        tags = load_tags(settings, manifest)
+        tags = PrivacyTags.from_manifest(data)
     except PrivacyTagError as exc:
         raise _fail(exc) from exc
-    findings = scan_names(tags, _feed_columns(load_manifest(settings, manifest), settings))
+    # a column copying a tagged subject key downstream is tagged through lineage
+    follow_subject_keys(tags, lineage_for_manifest(data, settings.dbt_project_dir()))
+    findings = scan_names(tags, _feed_columns(data, settings))
     if not static_only:
         findings += scan_values(open_catalog(settings), tags, SCHEMAS, sample)
-    layers = {"marts": FAIL_LAYERS, "all": tuple(SCHEMAS), "none": ()}[fail_on]
+    layers = {
+        "feeds+marts": FAIL_LAYERS,
+        "marts": ("marts",),
+        "all": tuple(SCHEMAS),
+        "none": (),
+    }[fail_on]
     failing = [f for f in findings if f.fails(layers)]
     for finding in findings:
         if not finding.tagged:
@@ -210,8 +221,9 @@ def scan(static_only: bool, sample: int, fail_on: str, manifest: Path | None) ->
     )
     if failing:
         raise click.ClickException(
-            f"{len(failing)} untagged personal column(s) in {', '.join(layers)}: tag them "
-            "(meta.classification, pii) in their YAML"
+            f"{len(failing)} untagged personal column(s) in {', '.join(layers)}: add the "
+            "proposed tags to their YAML (docs/privacy.md), or `pii: false` where a column "
+            "is not personal"
         )
 
 
@@ -219,15 +231,19 @@ def _feed_columns(manifest: dict[str, Any], settings: Any) -> dict[str, list[str
     """raw.<feed> -> every column its raw model has (declared, registry fields, provenance)."""
     from floe.feeds.docs import raw_model_docs
     from floe.feeds.sources import feed_from_node
+    from floe.lineage.feeds import feed_columns
 
+    project = settings.dbt_project_dir()
     out: dict[str, list[str]] = {}
     for node in manifest.get("sources", {}).values():
         feed = feed_from_node(node)
         if feed is not None:
-            try:
-                out[feed.raw_table] = sorted(raw_model_docs(feed, settings.dbt_project_dir())[1])
-            except (OSError, ValueError):
-                out[feed.raw_table] = [c.name for c in feed.columns]
+            columns = {c.name for c in feed.columns}
+            # a stream's fields are its registry schema's, not its YAML's
+            columns |= set(feed_columns(feed, project)[0])
+            with contextlib.suppress(OSError, ValueError):
+                columns |= set(raw_model_docs(feed, project)[1])
+            out[feed.raw_table] = sorted(columns)
     return out
 
 

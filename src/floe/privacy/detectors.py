@@ -273,7 +273,16 @@ NAME_HINTS: dict[str, re.Pattern[str]] = {
     "address": re.compile(r"address|street|^zip(code)?$|post_?code"),
     "ip_address": re.compile(r"^ip(_?addr(ess)?)?$|_ip$"),
     "credit_card": re.compile(r"card_?(number|no)|^pan$|iban|ssn|passport|licen[cs]e"),
+    # an identifier of a person: erasure needs it tagged as a subject key
+    "person_id": re.compile(
+        r"^(customer|cust|user|rider|driver|passenger|member|patient|employee|person|client"
+        r"|subscriber|guest|student|traveller|traveler|buyer|seller|account_holder|citizen"
+        r"|voter|donor|applicant|candidate|contact|player|fan|visitor|shopper|tenant"
+        r"|consumer|beneficiary|insured|policyholder)_?(id|no|number|account_no|key|uuid)$"
+    ),
 }
+# Name hints that propose a subject key rather than a pii classification.
+SUBJECT_HINTS = ("person_id",)
 
 
 def _share(values: Sequence[str], test: Callable[[str], bool]) -> float:

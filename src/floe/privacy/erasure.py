@@ -90,6 +90,7 @@ class Outcome:
                     "history_only": not t.rows and t.history,
                     "columns": [c.path for c in t.columns],
                     "by_name": t.by_name,
+                    "via_lineage": sorted({c.via for c in t.columns if c.via}),
                 }
                 for t in plan.touched_tables()
             ],
@@ -118,7 +119,11 @@ class Outcome:
         rows = self.row.tables if self.row and self.status == "complete" else None
         for t in plan.touched_tables() if rows is None else []:
             what = f"{t.rows} row(s)" if t.rows else "older snapshots only"
-            lines.append(f"  table {t.table}: {what}{' (matched by name)' if t.by_name else ''}")
+            how = " (matched by name)" if t.by_name else ""
+            origins = sorted({c.via for c in t.columns if c.via})
+            if origins:
+                how += f" (tagged through lineage from {', '.join(origins)})"
+            lines.append(f"  table {t.table}: {what}{how}")
         for entry in rows or []:
             what = "older snapshots only" if entry.history_only else f"{entry.rows} row(s)"
             lines.append(f"  table {entry.table_name}: {what}, snapshot {entry.snapshot_id}")

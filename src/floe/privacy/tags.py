@@ -71,6 +71,11 @@ class ColumnTag:
     # Values are stored masked this way (a masked twin's columns); None: in clear.
     stored: Masking | None = None
     where: str = ""
+    # ``pii: false`` written in the YAML: reviewed and not personal (silences the scan)
+    not_pii: bool = False
+    # set when the tag was not written but follows a tagged column through column
+    # lineage (floe.privacy.follow): the tagged column it comes from
+    via: str = ""
 
     @property
     def column(self) -> str:
@@ -285,7 +290,10 @@ def parse_tags(
                 "the subject); use encrypt or hash"
             )
     if any(k in meta for k in ("pii", "classification", "subject_key", "masking")):
-        found.append(ColumnTag(path, classification, pii, subject_key, masking, None, where))
+        not_pii = meta.get("pii") is False and classification in (None, "public")
+        found.append(
+            ColumnTag(path, classification, pii, subject_key, masking, None, where, not_pii)
+        )
     fields = meta.get("fields")
     if fields is not None:
         if not isinstance(fields, Mapping):
