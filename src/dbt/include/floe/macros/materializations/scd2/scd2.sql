@@ -119,11 +119,25 @@
             create or replace temporary view {{ src_view }} as
             {{ floe_scd2_source_sql(compiled_code, plan) }}
         {%- endcall -%}
-        {%- set columns = floe_scd2_columns(src_view, cfg) -%}
+        {#- Change loads on a built table: the versions read the stacked loads twice
+            (the keys they carry pick the table's current rows, then their events),
+            and every reading of the stack plans, compiles and scans each load's
+            rendering again: a cost per pending load. Frozen once, the stack is
+            read from the executors' memory (docs/scd2.md, "Catch-up cost").
+            Full extracts are read once and left as they are: their stack is the
+            whole state per load. -#}
+        {%- set stack_once = not full_refresh
+            and plan | selectattr('full') | list | length == 0 -%}
+        {%- set loads_view = src_view -%}
+        {%- if stack_once -%}
+            {%- set loads_view = make_temp_relation(this, '__scd2_loads').include(database=false, schema=false) -%}
+            {%- do adapter.floe_freeze_view(src_view | string, loads_view | string) -%}
+        {%- endif -%}
+        {%- set columns = floe_scd2_columns(loads_view, cfg) -%}
         {%- call statement('versions') -%}
             create or replace temporary view {{ versions }} as
             {{ floe_scd2_versions_sql(none if full_refresh else target_relation,
-                src_view, columns, cfg, plan, reapply) }}
+                loads_view, columns, cfg, plan, reapply) }}
         {%- endcall -%}
         {%- if full_refresh -%}
             {%- call statement('create_target') -%}
@@ -149,6 +163,9 @@
         {%- call statement('drop_views') -%}
             drop view if exists {{ versions }}
         {%- endcall -%}
+        {%- if stack_once -%}
+            {%- do adapter.floe_release_view(loads_view | string) -%}
+        {%- endif -%}
         {%- call statement('drop_src') -%}
             drop view if exists {{ src_view }}
         {%- endcall -%}
