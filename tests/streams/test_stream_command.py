@@ -2,11 +2,14 @@
 
 A project whose only feeds are a Kafka topic and a Kinesis stream: ``floe stream
 --available-now`` consumes both exactly once and stops when the brokers are caught up;
-a second run reads nothing. (``floe consume`` is the broker-only form.)
+a second run reads nothing. (``floe consume`` is the broker-only form.) The run is an
+OpenLineage run of its own (docs/lineage.md): START, then COMPLETE naming the two raw
+tables it committed to with their row counts, valid against the OpenLineage schemas.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 from pathlib import Path
@@ -15,6 +18,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from tests.openlineage.test_openlineage import (
+    _config,
+    _no_openlineage_env,
+    _validators,
+    validate,
+)
 from tests.streams.conftest import (
     FIXTURE_PROJECT,
     create_stream,
@@ -52,6 +61,10 @@ def test_floe_stream_consumes_the_broker_feeds(spark, lakehouse, bus_env, tmp_pa
     produce_kafka(bootstrap, topic, rides(lakehouse.state_dir, 45))
     put_kinesis(endpoint, stream, vitals(lakehouse.state_dir, 30))
     monkeypatch.setenv("FLOE_PROJECT_DIR", str(_project(tmp_path, topic, stream)))
+    _no_openlineage_env(monkeypatch, tmp_path)
+    log = tmp_path / "events.jsonl"
+    transport = {"type": "file", "log_file_path": str(log), "append": True}
+    monkeypatch.setenv("OPENLINEAGE_CONFIG", str(_config(tmp_path, "file", transport)))
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         runner = CliRunner()
@@ -63,6 +76,18 @@ def test_floe_stream_consumes_the_broker_feeds(spark, lakehouse, bus_env, tmp_pa
         assert (
             spark.table("raw.rides").select("_topic_partition", "_offset").distinct().count() == 45
         )
+        events = [json.loads(line) for line in log.read_text().splitlines()]
+        validators = _validators()
+        for event in events:
+            validate(event, validators)
+        assert [(e["job"]["name"], e["eventType"]) for e in events] == [
+            ("floe.stream", "START"),
+            ("floe.stream", "COMPLETE"),
+        ]
+        outputs = {d["name"]: d for d in events[1]["outputs"]}
+        assert {"raw.rides", "raw.vitals"} <= set(outputs)
+        assert outputs["raw.rides"]["outputFacets"]["outputStatistics"]["rowCount"] == 45
+        assert outputs["raw.vitals"]["outputFacets"]["outputStatistics"]["rowCount"] == 30
         again = runner.invoke(main, ["stream", "--available-now"])
         assert again.exit_code == 0, again.output
         assert "0 broker batch(es), 0 record(s)" in again.output
