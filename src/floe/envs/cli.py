@@ -179,7 +179,7 @@ def _dbt_build_in(name: str, settings: Any) -> Any:
     from floe.envs.rebuild import RebuildFailed
 
     def build(selection: list[str]) -> None:
-        previous = os.environ.get("FLOE_ENV")
+        previous = settings.env  # this command's FLOE_ENV, as its edge read it
         os.environ["FLOE_ENV"] = name
         try:
             run = run_dbt(["build", "--select", *selection], settings=settings)
