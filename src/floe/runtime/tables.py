@@ -57,6 +57,12 @@ VOLATILE_COLUMNS: dict[str, str] = {
     "checked_at": "wall-clock time a data-quality check ran (dq.check_results)",
     "run_id": "dbt's invocation id, new on every run (dq.*)",
     "snapshot_id": "Iceberg snapshot ids are random 64-bit numbers (dq.*, audit.*)",
+    # A check-strategy dbt snapshot (snapshots.product_priority_observed) dates each
+    # version by the run that saw it, and its version id hashes that time.
+    "dbt_valid_from": "wall-clock time of the snapshot run that first saw a version",
+    "dbt_valid_to": "wall-clock time of the snapshot run that saw the next version",
+    "dbt_updated_at": "wall-clock time of the snapshot run that recorded a version",
+    "dbt_scd_id": "a snapshot version's id: a hash of its key and its run time",
 }
 
 UINT64 = 1 << 64
