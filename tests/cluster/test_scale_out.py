@@ -128,6 +128,8 @@ def test_cluster_build_equals_local_build(builds: Builds):
             )
             for s in (builds.local, builds.cluster)
         ]
+        if set(values[0]) == set(values[1]) == {"None"}:
+            continue  # a snapshot's dbt_valid_to: no version closed yet in either build
         assert values[0] != values[1], f"{table}.{column} is the same in both builds"
 
 
