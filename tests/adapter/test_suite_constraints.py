@@ -236,7 +236,8 @@ tblproperties (
     'format-version' = '2',
     'write.merge.mode' = 'copy-on-write',
     'write.update.mode' = 'copy-on-write',
-    'write.delete.mode' = 'copy-on-write'
+    'write.delete.mode' = 'copy-on-write',
+    'write.wap.enabled' = 'true'
 )
 as
 select id, color, date_day from (
@@ -274,7 +275,8 @@ tblproperties (
     'format-version' = '2',
     'write.merge.mode' = 'copy-on-write',
     'write.update.mode' = 'copy-on-write',
-    'write.delete.mode' = 'copy-on-write'
+    'write.delete.mode' = 'copy-on-write',
+    'write.wap.enabled' = 'true'
 )
 as
 select id, color, date_day from (
@@ -312,7 +314,8 @@ tblproperties (
     'format-version' = '2',
     'write.merge.mode' = 'copy-on-write',
     'write.update.mode' = 'copy-on-write',
-    'write.delete.mode' = 'copy-on-write'
+    'write.delete.mode' = 'copy-on-write',
+    'write.wap.enabled' = 'true'
 )
 as
 select id, `from`, date_day from (
