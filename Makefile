@@ -68,10 +68,10 @@ unit: setup
 integration: setup
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
 
-# dbt-tests-adapter's wider catalogue (every class dbt-spark or dbt-databricks runs) on top
-# of the core classes `make test` runs (tests/adapter/conftest.py, WIDE_SUITE).
+# dbt's adapter suite alone (it also runs in `make test`): floe's core classes and every
+# dbt-tests-adapter class dbt-spark or dbt-databricks runs (tests/adapter/).
 test-adapter-suite: setup
-	FLOE_ADAPTER_SUITE=all $(BIN)/python -m pytest tests/adapter $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/adapter $(PYTEST_ARGS)
 
 # The scale-out test alone (it also runs in `make test`): cluster up, local vs cluster build.
 test-cluster: setup

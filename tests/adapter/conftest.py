@@ -20,30 +20,19 @@ import yaml
 from dbt.tests.fixtures.project import *  # noqa: F403 - dbt's project fixtures, as a plugin would
 
 HERE = Path(__file__).parent
-# dbt-tests-adapter's wider catalogue (the classes dbt-spark and dbt-databricks run):
-# `make test-adapter-suite`. It takes longer than `make test`'s budget on 2 cores today
-# (a fresh dbt project and parse per class), so `make test` runs floe's core classes only.
-WIDE_SUITE = frozenset(
-    {
-        "test_suite_commands.py",
-        "test_suite_constraints.py",
-        "test_suite_pending.py",
-        "test_suite_project.py",
-        "test_data_types.py",
-    }
-)
-RUN_WIDE_SUITE = os.environ.get("FLOE_ADAPTER_SUITE") == "all"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Everything here runs dbt on Spark: `integration`, and `adapter` to run it alone."""
-    wide = pytest.mark.skip(reason="the wide dbt-tests-adapter catalogue: make test-adapter-suite")
+    """Everything here runs dbt on Spark: `integration`, and `adapter` to run it alone.
+
+    The whole catalogue (floe's core classes and every dbt-tests-adapter class dbt-spark
+    or dbt-databricks runs) is part of `make test`: about 4 minutes on a quiet 2-core
+    machine, since every class shares this process's SparkSession and runs dbt in-process.
+    """
     for item in items:
         if HERE in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.integration)
             item.add_marker(pytest.mark.adapter)
-            if Path(str(item.path)).name in WIDE_SUITE and not RUN_WIDE_SUITE:
-                item.add_marker(wide)
 
 
 @pytest.fixture(scope="session")
