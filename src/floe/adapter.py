@@ -42,7 +42,7 @@ import decimal
 import functools
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, fields
 from typing import Any
@@ -723,8 +723,28 @@ class FloeAdapter(SparkAdapter):
 
     @available
     def floe_upstream_tables(self, node: Any, graph: Any) -> list[str]:
-        """The tables a model reads through views and ephemerals (floe.materialize.graph)."""
-        return upstream_tables(graph or {}, node)
+        """The tables a model reads through views and ephemerals (floe.materialize.graph),
+        each where dbt's ``ref()`` reads it: a deferred node at its state relation."""
+        return upstream_tables(graph or {}, node, read_from=self._deferred_relation)
+
+    def _deferred_relation(self, node: Mapping[str, Any]) -> str | None:
+        """dbt's ``--defer`` rule (dbt.context.providers, RuntimeRefResolver): an
+        unselected node with a ``defer_relation`` is read from it under
+        ``--favor-state``, or when its own relation does not exist here."""
+        deferred = node.get("defer_relation")
+        args = getattr(self.config, "args", None)
+        if not deferred or not getattr(args, "defer", False):
+            return None
+        from dbt import selected_resources  # dbt-core's, set by the running task
+
+        favored = (
+            getattr(args, "favor_state", False)
+            and node.get("unique_id") not in selected_resources.SELECTED_RESOURCES
+        )
+        identifier = str(node.get("alias") or node.get("name"))
+        if not favored and self.get_relation(str(node.get("database")), node["schema"], identifier):
+            return None
+        return f"{deferred['schema']}.{deferred.get('alias') or deferred.get('name')}"
 
     @available
     def floe_seed_read(self, seed: str, path: str, column_types: dict, delimiter: str) -> Any:

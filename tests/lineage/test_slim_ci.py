@@ -128,3 +128,49 @@ def test_state_modified_plus_with_defer_builds_only_the_change_and_its_descendan
     ]
     assert report.affected == {"mlb_data": ["mlb_team_code"]}
     assert "`mlb_data` (marts): `mlb_team_code`" in render(report, "markdown")
+
+
+def test_defer_builds_a_changed_table_mart_reading_production_upstreams(lakehouse, tmp_path):
+    """A changed ``table`` mart alone: its unchanged staging view and raw table are not
+    in ``ci_*``, and its unchanged-input fingerprint reads them where ``ref()`` does,
+    at production's relations (before, it looked for ``ci_raw.weather`` and failed)."""
+    from floe.dbt_runner import run_dbt
+    from floe.generator import GenerateOptions, generate
+    from floe.runtime import Settings, get_spark
+
+    generate(GenerateOptions(landing=lakehouse.landing, days=1, scale=20), ["weather"])
+    prod_target = tmp_path / "prod-artifacts"
+    prod = run_dbt(
+        ["build", "-s", "+weather_reports"], project=ROOT, target_path=prod_target, quiet=True
+    )
+    assert prod.success, prod.failures or prod.exception
+
+    project = copy_project(tmp_path / "pr")
+    mart = project / "models/marts/streams/weather_reports.sql"
+    mart.write_text(
+        mart.read_text().replace("select * from reports", "select *, 1 as pr_flag from reports")
+    )
+    ci_target = tmp_path / "ci-target"
+    ci_args = ["--state", str(prod_target), "--target-path", str(ci_target)]
+    for attempt in (1, 2):  # the second run has the same inputs: the fingerprint skip
+        ci = run_dbt(
+            ["build", "-s", "state:modified+", "--defer", *ci_args],
+            vars={"schema_prefix": "ci_"},
+            project=project,
+            profiles_dir=project / "profiles",
+            quiet=True,
+        )
+        assert ci.success, (attempt, ci.failures or ci.exception)
+        assert {uid for uid in executed(ci_target) if uid.startswith("model.")} == {
+            "model.floe.weather_reports"
+        }
+
+    spark = get_spark(Settings.from_env())
+    assert not spark.sql("show namespaces like 'ci_raw'").count()
+    assert (
+        spark.table("ci_marts.weather_reports").count()
+        == spark.table("marts.weather_reports").count()
+        > 0
+    )
+    assert "pr_flag" in spark.table("ci_marts.weather_reports").columns
+    assert "pr_flag" not in spark.table("marts.weather_reports").columns

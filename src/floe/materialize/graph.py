@@ -15,7 +15,7 @@ mappings, no dbt import.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 
@@ -64,12 +64,26 @@ def depends_on(node: Any) -> list[str]:
     return list(_get(_get(node, "depends_on") or {}, "nodes") or [])
 
 
-def upstream_tables(graph: Mapping[str, Any], node: Any) -> list[str]:
-    """``schema.identifier`` of every table and source ``node`` reads, sorted, each once."""
+def relation_name(node: Any) -> str:
+    """``schema.identifier`` of a source or a model/seed/snapshot node."""
+    if _get(node, "resource_type") == "source":
+        return f"{_get(node, 'schema')}.{_get(node, 'identifier')}"
+    return f"{_get(node, 'schema')}.{_get(node, 'alias') or _get(node, 'name')}"
+
+
+def upstream_tables(
+    graph: Mapping[str, Any],
+    node: Any,
+    read_from: Callable[[Mapping[str, Any]], str | None] | None = None,
+) -> list[str]:
+    """``schema.identifier`` of every table and source ``node`` reads, sorted, each once.
+
+    ``read_from`` names where a read of a node really goes when that is not the node's
+    own relation: under ``dbt --defer``, an unselected node that was not built here is
+    read from the state manifest's relation (``defer_relation``), as dbt's ``ref()``
+    resolves it; ``None`` keeps the node's own name.
+    """
     tables = set()
     for found in read_nodes(graph, depends_on(node)):
-        if _get(found, "resource_type") == "source":
-            tables.add(f"{_get(found, 'schema')}.{_get(found, 'identifier')}")
-        else:
-            tables.add(f"{_get(found, 'schema')}.{_get(found, 'alias') or _get(found, 'name')}")
+        tables.add((read_from(found) if read_from else None) or relation_name(found))
     return sorted(tables)
