@@ -200,10 +200,11 @@ def _gx_side_by_side(spark, floe_pass: Callable[[], object]) -> None:
         print("GX expectations that failed:", *gx["failed"], sep="\n  ")
 
 
-def _write_table(spark) -> None:
+def write_orders(spark, table: str = TABLE, rows: int = ROWS) -> None:
+    """The benches' orders table: 8 columns with nulls, low-cardinality strings, codes."""
     from pyspark.sql import functions as F
 
-    df = spark.range(ROWS).select(
+    df = spark.range(rows).select(
         F.col("id"),
         (F.col("id") % 100_000).alias("customer_id"),
         (F.rand(7) * 1000).alias("amount"),
@@ -219,7 +220,7 @@ def _write_table(spark) -> None:
         .alias("email"),
         (F.col("id") % 1000).cast("string").alias("code"),
     )
-    df.writeTo(TABLE).using("iceberg").createOrReplace()
+    df.writeTo(table).using("iceberg").createOrReplace()
 
 
 def main() -> None:
@@ -241,7 +242,7 @@ def main() -> None:
     spark = get_spark(Settings.from_env())
     use_settings(spark, Settings.from_env({"FLOE_HOME": str(home)}))
     started = time.perf_counter()
-    _write_table(spark)
+    write_orders(spark)
     print(
         f"rows {ROWS:,}; table written in {time.perf_counter() - started:.1f}s; "
         f"{len(CHECKS)} checks over {len(COLUMNS)} columns; best of {REPEAT}"

@@ -41,29 +41,16 @@ RULES = [
 
 
 def main() -> None:
-    from pyspark.sql import functions as F
 
+    from bench.bench_dq import write_orders
     from floe.quality.dqdl import explain, verify_ruleset
     from floe.runtime import Settings, get_spark, use_settings
 
     home = Path(tempfile.mkdtemp(prefix="floe_bench_dqdl_"))
-    spark = get_spark()
-    use_settings(spark, Settings.from_env({"FLOE_HOME": str(home)}))
-    spark.range(ROWS).select(
-        F.col("id"),
-        (F.rand(7) * 1000).alias("amount"),
-        (F.col("id") % 50).cast("int").alias("quantity"),
-        F.element_at(
-            F.array(*map(F.lit, ["US", "DE", "FR", "NL", "PL"])), (F.col("id") % 5 + 1).cast("int")
-        ).alias("country"),
-        F.element_at(
-            F.array(*map(F.lit, ["new", "paid", "shipped"])), (F.col("id") % 3 + 1).cast("int")
-        ).alias("status"),
-        F.when(F.col("id") % 100 == 0, F.lit(None))
-        .otherwise(F.concat(F.lit("u"), F.col("id").cast("string"), F.lit("@x.io")))
-        .alias("email"),
-        (F.col("id") % 1000).cast("string").alias("code"),
-    ).writeTo(TABLE).using("iceberg").createOrReplace()
+    settings = Settings.from_env({"FLOE_HOME": str(home)})
+    spark = get_spark(settings)
+    use_settings(spark, settings)
+    write_orders(spark, TABLE, ROWS)
 
     ruleset = "Rules = [ " + ", ".join(RULES) + " ]"
     the_plan, _ = explain(spark, TABLE, ruleset)

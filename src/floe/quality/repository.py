@@ -187,6 +187,28 @@ class MetricsRepository:
         ]
         self._append(self.results_table, RESULTS_SCHEMA, rows)
 
+    def save_run(
+        self,
+        *,
+        run_id: str,
+        model: str,
+        table: str,
+        snapshot_id: int | None,
+        metrics: Sequence[Metric],
+        results: Sequence[CheckResult],
+    ) -> None:
+        """One verification run: its metrics and its check results, stamped alike."""
+        now = dt.datetime.now(dt.UTC)
+        self.save_metrics(
+            run_id=run_id,
+            model=model,
+            table=table,
+            snapshot_id=snapshot_id,
+            metrics=metrics,
+            computed_at=now,
+        )
+        self.save_results(run_id=run_id, snapshot_id=snapshot_id, results=results, checked_at=now)
+
     def _append(self, table: str, schema: str, rows: list[tuple[Any, ...]]) -> None:
         if rows:
             self.spark.createDataFrame(rows, schema).writeTo(table).append()

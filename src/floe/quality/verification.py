@@ -5,7 +5,6 @@ The one entry point shared by the dbt test (`floe_checks`), `floe dq run` and te
 
 from __future__ import annotations
 
-import datetime as dt
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -90,16 +89,14 @@ def verify(
         # Same data, same metrics: re-running a build on unchanged input changes no table.
         store = False
     if store and repo is not None:
-        now = dt.datetime.now(dt.UTC)
-        repo.save_metrics(
+        repo.save_run(
             run_id=run_id,
             model=model,
             table=table,
             snapshot_id=snapshot,
             metrics=metrics,
-            computed_at=now,
+            results=results,
         )
-        repo.save_results(run_id=run_id, snapshot_id=snapshot, results=results, checked_at=now)
     return VerificationResult(run_id, table, model, snapshot, metrics, results)
 
 

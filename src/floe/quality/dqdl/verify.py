@@ -11,7 +11,6 @@ each cost their own small query. Metrics land in ``dq.metrics`` and one row per 
 from __future__ import annotations
 
 import ast
-import datetime as dt
 import re
 import uuid
 from collections.abc import Mapping, Sequence
@@ -160,16 +159,14 @@ def verify_ruleset(
         current = {history_key(m.analyzer): m.value for m in metrics}
         # Same data, same metrics: re-running a build on unchanged input changes no table.
         if not (last_values and last_snapshot == snapshot and last_values == current):
-            now = dt.datetime.now(dt.UTC)
-            repo.save_metrics(
+            repo.save_run(
                 run_id=run_id,
                 model=model,
                 table=table,
                 snapshot_id=snapshot,
                 metrics=metrics,
-                computed_at=now,
+                results=results,
             )
-            repo.save_results(run_id=run_id, snapshot_id=snapshot, results=results, checked_at=now)
     return RulesetResult(run_id, table, model, snapshot, metrics, results, the_plan)
 
 
