@@ -14,10 +14,10 @@ recording their calls; tests of those belong to the adapter suite (tests/adapter
 
 from __future__ import annotations
 
-import contextlib
 import datetime
+import functools
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,9 +25,9 @@ from typing import Any
 import jinja2
 import jinja2.runtime
 from dbt_common.clients.jinja import MaterializationExtension, TestExtension
+from dbt_common.exceptions import CompilationError
 
-from floe.feeds import FeedError, cdc
-from floe.materialize import configs
+from floe.adapter import FloeAdapter
 from floe.materialize.graph import upstream_tables
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -216,55 +216,32 @@ class Adapter:
     def floe_relations_in_schema(self, relation: Any) -> list[Relation]:
         return [r for r in self._render.relations if r.schema == relation.schema]
 
-    # Model config: the real Python config objects, as floe.adapter calls them; their
-    # errors become this harness's CompilerError, as the adapter makes them dbt's.
-    def floe_table_properties(self, relation: Any, options: dict) -> dict[str, Any]:
-        with _config_errors():
-            return configs.TableProperties.from_options(str(relation), **options).as_dict()
-
-    def floe_validate_incremental(self, relation: Any, strategy: Any, partition_by: Any) -> str:
-        with _config_errors():
-            configs.IncrementalConfig.from_options(str(relation), strategy, partition_by)
-        return ""
-
-    def floe_validate_unique_key(self, relation: Any, unique_key: Any, columns: Any) -> str:
-        with _config_errors():
-            configs.check_unique_key(str(relation), unique_key, columns or [])
-        return ""
-
-    def floe_scd2_config(self, relation: Any, options: dict) -> dict[str, Any]:
-        with _config_errors():
-            return configs.Scd2Config.from_options(str(relation), options).as_dict()
-
-    def floe_cdc_config(
-        self,
-        relation: Any,
-        options: Any,
-        unique_key: Any,
-        partition_by: Any,
-        model: Any,
-        graph: Any,
-    ) -> dict[str, Any]:
-        with _config_errors():
-            return cdc.model_cdc_config(
-                str(relation),
-                options,
-                unique_key=unique_key,
-                partition_by=partition_by,
-                node=model,
-                graph=graph,
-            ).as_dict()
-
     def floe_upstream_tables(self, node: Any, graph: Any) -> list[str]:
         return upstream_tables(graph or {}, node)
 
 
-@contextlib.contextmanager
-def _config_errors() -> Iterator[None]:
-    try:
-        yield
-    except (configs.ModelConfigError, FeedError) as exc:
-        raise CompilerError(str(exc)) from exc
+def _with_harness_errors(method: Callable[..., Any]) -> Callable[..., Any]:
+    """floe.adapter's own method; dbt's compilation error becomes this harness's."""
+
+    @functools.wraps(method)
+    def call(self: Adapter, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except CompilationError as exc:
+            raise CompilerError(exc.msg) from exc
+
+    return call
+
+
+# Model config: the adapter's real methods (Python config objects, validated there).
+for _name in (
+    "floe_table_properties",
+    "floe_validate_incremental",
+    "floe_validate_unique_key",
+    "floe_scd2_config",
+    "floe_cdc_config",
+):
+    setattr(Adapter, _name, _with_harness_errors(getattr(FloeAdapter, _name)))
 
 
 class Renderer:
