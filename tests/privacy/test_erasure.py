@@ -39,7 +39,7 @@ EXPECTED_TABLES = {
 
 
 def _tables(spark) -> list[str]:
-    from floe.maintenance.core import tables_in
+    from floe.runtime.tables import tables_in
 
     return [t for t in tables_in(spark) if t not in SKIP]
 

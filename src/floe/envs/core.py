@@ -29,6 +29,7 @@ from floe.runtime import settled
 from floe.runtime.locking import writer_lock
 from floe.runtime.session import SCHEMAS
 from floe.runtime.settings import Settings
+from floe.runtime.tables import tables_in
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -258,17 +259,7 @@ def project_tables(spark: SparkSession, schemas: tuple[str, ...] = SCHEMAS) -> l
     try:
         return _list_in_catalog(spark, schemas, views=False)
     except LookupError:
-        pass
-    found: list[str] = []
-    existing = {r[0] for r in spark.sql("show namespaces").collect()}
-    for schema in schemas:
-        if schema not in existing:
-            continue
-        views = {r.viewName for r in spark.sql(f"show views in {schema}").collect()}
-        for row in spark.sql(f"show tables in {schema}").collect():
-            if row.tableName not in views and not row.isTemporary:
-                found.append(f"{schema}.{row.tableName}")
-    return sorted(found)
+        return tables_in(spark, schemas)
 
 
 def project_views(spark: SparkSession, schemas: tuple[str, ...] = SCHEMAS) -> list[str]:

@@ -60,8 +60,9 @@ def _expire_envs(settings: Settings, max_age_days: float) -> None:
 
 
 def _maintain(settings: Settings, schemas: tuple[str, ...], tables: tuple[str, ...]) -> None:
-    from floe.maintenance.core import maintain_table, tables_in
+    from floe.maintenance.core import maintain_table
     from floe.runtime import get_spark
+    from floe.runtime.tables import tables_in
 
     spark = get_spark(settings)
     peers = _peers(settings)

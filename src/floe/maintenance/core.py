@@ -32,7 +32,6 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from floe.materialize.clone import CLONE_SOURCE, GC_ENABLED
-from floe.runtime.session import SCHEMAS
 
 if TYPE_CHECKING:
     from pyspark.sql import Row, SparkSession
@@ -199,20 +198,6 @@ def _state(spark: SparkSession, table: str) -> TableState:
 
 def table_properties(spark: SparkSession, table: str) -> dict[str, str]:
     return {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
-
-
-def tables_in(spark: SparkSession, schemas: tuple[str, ...] = SCHEMAS) -> list[str]:
-    """Iceberg tables (not views) of `schemas`, as `schema.table`."""
-    found = []
-    existing = {r[0] for r in spark.sql("show namespaces").collect()}
-    for schema in schemas:
-        if schema not in existing:
-            continue
-        views = {r.viewName for r in spark.sql(f"show views in {schema}").collect()}
-        for row in spark.sql(f"show tables in {schema}").collect():
-            if row.tableName not in views and not row.isTemporary:
-                found.append(f"{schema}.{row.tableName}")
-    return sorted(found)
 
 
 def maintain_table(

@@ -234,9 +234,9 @@ def build_plan(
     progress: Progress | None = None,
 ) -> Plan:
     """The plan for ``subject`` (``sets``: rectification's column -> new value)."""
-    from floe.maintenance.core import tables_in
     from floe.privacy.log import LOG_TABLE
     from floe.runtime.session import SCHEMAS
+    from floe.runtime.tables import tables_in
 
     say = progress or (lambda _m: None)
     keys = tags.subject_keys()

@@ -446,3 +446,18 @@ def read_fingerprint(frame: DataFrame) -> int | None:
     )
     digest = hashlib.sha256(f"{text}\n{sorted(inputs, key=repr)!r}".encode()).digest()
     return -(int.from_bytes(digest[:8], "big") >> 1) - 1
+
+
+def tables_in(spark: SparkSession, schemas: Iterable[str] = SCHEMAS) -> list[str]:
+    """Iceberg tables (not views, not temporary views) of ``schemas`` as the session
+    lists them, as ``schema.table``, sorted."""
+    found = []
+    existing = {r[0] for r in spark.sql("show namespaces").collect()}
+    for schema in schemas:
+        if schema not in existing:
+            continue
+        views = {r.viewName for r in spark.sql(f"show views in {schema}").collect()}
+        for row in spark.sql(f"show tables in {schema}").collect():
+            if row.tableName not in views and not row.isTemporary:
+                found.append(f"{schema}.{row.tableName}")
+    return sorted(found)
