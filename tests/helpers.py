@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -14,6 +14,45 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+# The parts of the project a copy needs to parse, build and run dbt (tests that change
+# the project work on a copy, never on the repository).
+PROJECT_PARTS = (
+    "dbt_project.yml",
+    "models",
+    "python_models",
+    "schemas",
+    "macros",
+    "seeds",
+    "snapshots",
+    "profiles",
+)
+
+
+def copy_project(
+    target: Path, overlay: Path | None = None, parts: Iterable[str] = (), skip: Iterable[str] = ()
+) -> Path:
+    """A copy of the project at ``target``, then ``overlay``'s files on top (a fixture
+    project's new feed, say): all of them, or those under ``parts``, but the relative
+    paths in ``skip`` (files the test adds its own way)."""
+    target.mkdir(parents=True)
+    for name in PROJECT_PARTS:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, target / name)
+        elif src.exists():
+            shutil.copy(src, target / name)
+    if overlay is not None:
+        roots = [overlay / part for part in parts] or [overlay]
+        skipped = set(skip)
+        for root in roots:
+            for path in root.rglob("*"):
+                rel = path.relative_to(overlay)
+                if path.is_file() and rel.as_posix() not in skipped:
+                    (target / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(path, target / rel)
+    return target
 
 
 @lru_cache(maxsize=1)

@@ -10,7 +10,6 @@ fast path (headers cached) are compared. Pure Python, no Spark.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pytest
 
 from floe.decode import records
 from floe.registry import codec
-from floe.registry.backends import FileRegistry, SchemaDef
+from floe.registry.backends import FileRegistry
 from floe.registry.samples import unicorn_ride_request
 from tests.decode import hostile
 from tests.decode import reference_decoder as reference
@@ -37,19 +36,6 @@ FIXED = {
     "ingest_day": 1,
     "ingest_hour": 0,
 }
-
-
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> FileRegistry:
-    reg = FileRegistry(tmp_path_factory.mktemp("equivalence-reg"))
-    for name, fmt, file in [
-        ("unicorn_ride_request", "AVRO", "v1.avsc"),
-        ("weather_report", "JSON", "v1.json"),
-        ("weather_report", "JSON", "v2.json"),
-    ]:
-        definition = json.loads((SCHEMAS / name / file).read_text())
-        reg.register_version(SchemaDef(name=name, data_format=fmt, definition=definition))
-    return reg
 
 
 def _arrow_schema(record_type: object) -> pa.Schema:

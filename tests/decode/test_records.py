@@ -5,7 +5,6 @@ Pure Python (no Spark): the functions Python workers run, over the generated cor
 
 from __future__ import annotations
 
-import json
 import uuid
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from floe.decode.records import (
     to_record_batch,
 )
 from floe.registry import codec, wire
-from floe.registry.backends import FileRegistry, SchemaDef, UnknownSchemaError
+from floe.registry.backends import FileRegistry, UnknownSchemaError
 from floe.registry.samples import unicorn_ride_request
 from tests.decode import hostile
 
@@ -29,19 +28,6 @@ LIMITS = DecodeLimits(
     max_line_bytes=2 << 20, max_record_bytes=1 << 20, max_inflated_bytes=1 << 20, max_depth=128
 )
 WEATHER = {"temperature": 60, "location": {"city": "Phoenix", "state": "Arizona"}, "timestamp": 1}
-
-
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> FileRegistry:
-    reg = FileRegistry(tmp_path_factory.mktemp("records-reg"))
-    for name, fmt, file in [
-        ("unicorn_ride_request", "AVRO", "v1.avsc"),
-        ("weather_report", "JSON", "v1.json"),
-        ("weather_report", "JSON", "v2.json"),
-    ]:
-        definition = json.loads((SCHEMAS / name / file).read_text())
-        reg.register_version(SchemaDef(name=name, data_format=fmt, definition=definition))
-    return reg
 
 
 @pytest.fixture(scope="module")

@@ -11,34 +11,21 @@ reconciles and merges them.
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
 from floe.generator import GenerateOptions, generate
-from tests.helpers import ROOT
+from tests.helpers import ROOT, copy_project
 
 pytestmark = pytest.mark.integration
 
 FIXTURE = Path(__file__).parent / "fixtures" / "onboarding"
-COPY = ("dbt_project.yml", "models", "python_models", "schemas", "macros", "seeds", "snapshots")
 
 
 def _copy_project(target: Path) -> Path:
-    target.mkdir()
-    for name in COPY:
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, target / name)
-        elif src.exists():
-            shutil.copy(src, target / name)
-    for path in FIXTURE.rglob("*"):
-        rel = path.relative_to(FIXTURE)
-        if path.is_file() and rel.as_posix() != "dms_table.yml":
-            (target / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(path, target / rel)
+    copy_project(target, FIXTURE, skip=["dms_table.yml"])
     # the one DMS entry, appended to the existing declaration as a user would
     sources_yml = target / "python_models/raw/dms/_dms__sources.yml"
     document = yaml.safe_load(sources_yml.read_text())

@@ -12,34 +12,19 @@ affected mart columns.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from floe.lineage.diff import diff_manifests, render
+from tests.helpers import ROOT
+from tests.helpers import copy_project as copy_project_parts
 
-ROOT = Path(__file__).resolve().parents[2]
-PROJECT_PARTS = (
-    "dbt_project.yml",
-    "models",
-    "python_models",
-    "macros",
-    "snapshots",
-    "profiles",
-    "schemas",
-)
 pytestmark = pytest.mark.integration
 
 
 def copy_project(to: Path) -> Path:
-    to.mkdir(parents=True)
-    for part in PROJECT_PARTS:
-        source = ROOT / part
-        if source.is_dir():
-            shutil.copytree(source, to / part)
-        else:
-            shutil.copy2(source, to / part)
+    copy_project_parts(to)
     (to / "tests" / "data").mkdir(parents=True)
     return to
 

@@ -18,37 +18,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, copy_project
 from tests.openlineage.test_openlineage import _config, _validators, validate
 
 FIXTURE = Path(__file__).parent / "fixtures" / "new_feed"
-COPY = ("dbt_project.yml", "models", "python_models", "schemas", "macros", "seeds", "snapshots")
 SOURCES = "python_models/raw/scooters/_scooters__sources.yml"
 RIDER = 7
 SELECT = ["raw_scooters__rides+"]
 
 
 def _project(target: Path) -> Path:
-    target.mkdir()
-    for name in COPY:
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, target / name)
-        elif src.exists():
-            shutil.copy(src, target / name)
-    for path in FIXTURE.rglob("*"):
-        rel = path.relative_to(FIXTURE)
-        if path.is_file() and rel.as_posix() != "tagged_columns.yml":
-            (target / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(path, target / rel)
-    return target
+    return copy_project(target, FIXTURE, skip=["tagged_columns.yml"])
 
 
 def _tag_the_feed(project: Path) -> None:

@@ -10,31 +10,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, copy_project
 from tests.streams.conftest import FIXTURE_PROJECT, kinesis_client
 
 pytestmark = pytest.mark.integration
 
-COPY = ("dbt_project.yml", "models", "python_models", "schemas", "macros", "seeds", "snapshots")
-
 
 def _project(target: Path) -> Path:
-    target.mkdir()
-    for name in COPY:
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, target / name)
-        elif src.exists():
-            shutil.copy(src, target / name)
-    for sub in ("schemas", "python_models"):
-        shutil.copytree(FIXTURE_PROJECT / sub, target / sub, dirs_exist_ok=True)
-    return target
+    return copy_project(target, FIXTURE_PROJECT, parts=["schemas", "python_models"])
 
 
 def test_a_topic_and_a_stream_need_only_yaml_and_a_schema(
