@@ -78,6 +78,7 @@ from floe.feeds.sources import feed_node
 from floe.materialize.clone import (
     CloneError,
     drop_clone,
+    iceberg_table,
     is_clone,
     live_clones,
     prepare_clone,
@@ -815,15 +816,11 @@ def _empty_namespace(spark: Any, namespace: str) -> None:
 def _drop_iceberg_table(spark: Any, table: str) -> None:
     """`drop table if exists <table> purge`, deleting the files in the driver."""
     jvm: Any = spark._jvm
-    name = f"{spark.conf.get('spark.sql.defaultCatalog', 'spark_catalog')}.{table}"
-    try:
-        loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
-            spark._jsparkSession, name
-        )
-    except Exception:  # not an Iceberg table of the catalog: a temporary view, or missing
+    catalog = spark.conf.get("spark.sql.defaultCatalog", "spark_catalog")
+    loaded = iceberg_table(spark, catalog, table)  # raises on anything but "none such"
+    if loaded is None:  # not an Iceberg table of the catalog: a temporary view, or missing
         spark.sql(f"drop table if exists {table} purge")  # Spark's own drop decides
         return
-    catalog = name.split(".", 1)[0]
     plain = table.replace("`", "")
     if is_clone(loaded.properties()):
         # docs/decisions/0042-dbt-clone-on-iceberg.md: its own files only, and its tags

@@ -100,24 +100,56 @@ def tag_of(clone: str) -> str:
 
 
 def parse_origins(value: str | None) -> list[Origin]:
-    """``floe.clone.origins`` as a list (empty for a table that is no clone)."""
+    """``floe.clone.origins`` as a list (empty for a table that is no clone).
+
+    Each entry names a table that reaches SQL (its tags): an entry that is not
+    ``schema.table@snapshot`` of plain identifiers is refused, not skipped, so a clone
+    whose property was edited by hand fails loudly instead of losing a tag's guard.
+    """
     origins = []
     for item in (value or "").split(","):
+        if not item.strip():
+            continue
         table, sep, snapshot = item.strip().rpartition("@")
-        if sep and table and snapshot.isdigit():
-            origins.append(Origin(table, int(snapshot)))
+        parts = table.split(".")
+        if not (
+            sep
+            and snapshot.isdigit()
+            and len(parts) == 2
+            and all(_IDENTIFIER.match(p) for p in parts)
+        ):
+            raise CloneError(
+                f"table property {CLONE_ORIGINS} has entry {item.strip()!r}, not "
+                "schema.table@snapshot-id: restore it, or drop the clone and clone again"
+            )
+        origins.append(Origin(table, int(snapshot)))
     return origins
 
 
+# Java exceptions that mean "no Iceberg table by that name" (missing, or a view or a
+# non-Iceberg table); anything else (a catalog that cannot be reached) is raised.
+_NOT_AN_ICEBERG_TABLE = (
+    "NoSuchTableException",
+    "NoSuchViewException",
+    "NoSuchNamespaceException",
+    "IllegalArgumentException",
+)
+
+
 def iceberg_table(spark: SparkSession, catalog: str, table: str) -> Any:
-    """The Java Iceberg table ``catalog.table`` (refreshed), or None if it is none."""
+    """The Java Iceberg table ``catalog.table`` (refreshed), or None if there is no
+    Iceberg table by that name. Any other failure is raised: callers decide from
+    None that no clone reads a table's files, and must not on a transient error."""
     jvm: Any = spark._jvm
     try:
         loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
             spark._jsparkSession, f"{catalog}.{table}"
         )
-    except Exception:
-        return None
+    except Exception as exc:  # py4j's Py4JJavaError carries the Java exception
+        java = getattr(exc, "java_exception", None)
+        if java is not None and str(java.getClass().getSimpleName()) in _NOT_AN_ICEBERG_TABLE:
+            return None
+        raise
     loaded.refresh()
     return loaded
 

@@ -94,6 +94,14 @@ def test_names_reaching_sql_are_identifiers_and_tags_map_back_to_their_clone():
     assert "dev__x.orders" in tag_clones(tag_of("dev__x.orders"))
 
 
+def test_an_origin_that_is_not_schema_table_at_snapshot_is_refused_not_skipped():
+    assert parse_origins("marts.a@1, dev.b@22,") == [Origin("marts.a", 1), Origin("dev.b", 22)]
+    assert parse_origins(None) == []
+    for bad in ("marts.a@x", "marts.a", "a@1", "marts.a`; drop table t@1", "x.y.z@3"):
+        with pytest.raises(CloneError, match="schema.table@snapshot-id"):
+            parse_origins(bad)
+
+
 def test_microbatch_batches_run_one_at_a_time():
     # docs/decisions/0026-microbatch-window-merge.md: concurrent_batches is not honoured
     assert not FloeAdapter.supports(Capability.MicrobatchConcurrency)
