@@ -100,6 +100,9 @@ def stream(window: str, max_files_per_trigger: int, available_now: bool) -> None
         while (query is not None and query.isActive) or (brokers and not bus.stop.is_set()):
             if query is not None and query.isActive:
                 query.awaitTermination(1.0)
+            elif query is not None and query.exception() is not None and not job.stopping:
+                # The file query failed while a broker batch ran: say so, don't go on.
+                raise click.ClickException(f"the landed-files stream failed: {query.exception()}")
             job.poll_reference()
             if brokers and not bus.stop.is_set() and time.monotonic() >= next_bus:
                 started = time.monotonic()
@@ -107,8 +110,8 @@ def stream(window: str, max_files_per_trigger: int, available_now: bool) -> None
                 if available_now and not read:
                     bus.stop.set()  # the brokers are caught up
                 next_bus = started + (0.0 if available_now else seconds)
-            elif query is None:
-                bus.stop.wait(1.0)
+            elif query is None or not query.isActive:
+                bus.stop.wait(1.0)  # brokers only now: sleep until their next window
     except Exception as exc:  # the stop request aborts a batch that started meanwhile
         if not job.stopping and not bus.stop.is_set():
             raise click.ClickException(str(exc)) from exc
