@@ -40,6 +40,27 @@ def test_table_properties_defaults_options_and_tblproperties_in_that_order():
         TableProperties.from_options("marts.t", write_mode="mor")
 
 
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("keep_snapshots", "lots"),
+        ("keep_snapshots", 0),
+        ("keep_snapshots", True),
+        ("compact_min_files", 2.5),
+        ("max_snapshot_age_days", -1),
+        ("max_snapshot_age_days", "7"),  # a quoted number is read as one...
+        ("orphan_age_days", float("nan")),
+    ],
+)
+def test_maintenance_options_are_numbers_or_a_compilation_error(option, value):
+    if value == "7":  # ...and gives the same property as 7 (it was "7" * 86,400,000)
+        props = TableProperties.from_options("marts.t", maintenance={option: value}).as_dict()
+        assert props["history.expire.max-snapshot-age-ms"] == str(7 * 86_400_000)
+        return
+    with pytest.raises(ModelConfigError, match=f"Model marts.t: maintenance option '{option}'"):
+        TableProperties.from_options("marts.t", maintenance={option: value})
+
+
 def test_incremental_strategy_and_unique_key_checks_name_the_model():
     assert IncrementalConfig.from_options("m", "merge", None).strategy == "merge"
     with pytest.raises(

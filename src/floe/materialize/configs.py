@@ -14,6 +14,7 @@ Options and their meaning: docs/cdc.md (cdc), docs/scd2.md (scd2), docs/maintena
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -50,6 +51,29 @@ def _names(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
     return [str(v) for v in value]
+
+
+def _maintenance_value(model: str, key: str, value: Any) -> str:
+    """A maintenance option as its table property: the counts whole numbers >= 1, the
+    day options numbers >= 0 (``max_snapshot_age_days`` in milliseconds)."""
+    count = key in ("keep_snapshots", "compact_min_files")
+    try:
+        number = None if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError):
+        number = None
+    if (
+        number is None
+        or not math.isfinite(number)
+        or number < (1 if count else 0)
+        or (count and number != int(number))
+    ):
+        wanted = "a whole number of at least 1" if count else "a number of days (0 or more)"
+        raise ModelConfigError(
+            f"Model {model}: maintenance option '{key}' is {value!r}; use {wanted}"
+        )
+    if key == "max_snapshot_age_days":
+        return str(int(number * _DAY_MS))
+    return str(int(number)) if number == int(number) else str(number)
 
 
 @dataclass(frozen=True)
@@ -96,9 +120,7 @@ class TableProperties:
                     f"Model {model}: unknown maintenance option '{key}'; known: "
                     + ", ".join(MAINTENANCE_PROPERTIES)
                 )
-            if key == "max_snapshot_age_days":
-                value = int(value * _DAY_MS)
-            props[MAINTENANCE_PROPERTIES[key]] = str(value)
+            props[MAINTENANCE_PROPERTIES[key]] = _maintenance_value(model, key, value)
         props.update(tblproperties or {})
         return cls(props)
 

@@ -98,7 +98,7 @@ def test_an_origin_that_is_not_schema_table_at_snapshot_is_refused_not_skipped()
     assert parse_origins("marts.a@1, dev.b@22,") == [Origin("marts.a", 1), Origin("dev.b", 22)]
     assert parse_origins(None) == []
     for bad in ("marts.a@x", "marts.a", "a@1", "marts.a`; drop table t@1", "x.y.z@3"):
-        with pytest.raises(CloneError, match="schema.table@snapshot-id"):
+        with pytest.raises(CloneError, match=r"schema\.table@snapshot-id"):
             parse_origins(bad)
 
 

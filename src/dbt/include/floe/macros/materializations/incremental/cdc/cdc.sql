@@ -133,8 +133,8 @@
         {%- call statement('record_watermark') -%}
             alter table {{ target_relation }}
             set tblproperties (
-                'floe.cdc.watermark' = '{{ mark }}',
-                'floe.cdc.watermark_column' = '{{ watermark | lower }}'
+                'floe.cdc.watermark' = {{ floe_string_literal(mark) }},
+                'floe.cdc.watermark_column' = {{ floe_string_literal(watermark | lower) }}
             )
         {%- endcall -%}
     {%- endif -%}
