@@ -222,3 +222,28 @@ def test_masked_reader_never_sees_a_clear_value(spark, lakehouse, people):
     assert sorted(decrypt_value(r["handle"], key) for r in rows) == sorted(p[0] for p in PEOPLE)
     with pytest.raises(PermissionError, match="names masked column"):
         reader.read("marts.people", row_filter="email = 'ava.ng@example.com'")
+
+
+def test_a_feed_whose_schema_cannot_be_read_fails_the_scan_instead_of_passing(tmp_path):
+    """`floe privacy scan --static` (make lint) checks a stream feed's registry fields;
+    a feed whose schema is missing was passed over silently, checking nothing."""
+    from floe.cli import main
+
+    node = {
+        "resource_type": "source",
+        "source_name": "streams",
+        "name": "gauges",
+        "schema": "landing",
+        "identifier": "gauges",
+        "source_meta": {"floe": {"kind": "stream"}},
+        "config": {"meta": {"floe": {"registry_schema": "no_such_schema"}}},
+        "columns": {},
+    }
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"nodes": {}, "sources": {"source.floe.streams.gauges": node}}))
+    result = CliRunner().invoke(main, ["privacy", "scan", "--static", "--manifest", str(manifest)])
+    assert result.exit_code != 0, result.output
+    fails = [line for line in result.output.splitlines() if line.startswith("FAIL")]
+    assert fails == [f"FAIL raw.gauges: {fails[0].split(': ', 1)[1]}"], result.output
+    assert "no_such_schema" in fails[0]
+    assert "kept columns from the scan" in result.output

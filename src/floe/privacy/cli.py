@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from pathlib import Path
@@ -201,7 +200,8 @@ def scan(static_only: bool, sample: int, fail_on: str, manifest: Path | None) ->
         raise _fail(exc) from exc
     # a column copying a tagged subject key downstream is tagged through lineage
     follow_subject_keys(tags, lineage_for_manifest(data, settings.dbt_project_dir()))
-    findings = scan_names(tags, _feed_columns(data, settings))
+    feed_cols, unread = _feed_columns(data, settings)
+    findings = scan_names(tags, feed_cols)
     if not static_only:
         findings += scan_values(open_catalog(settings), tags, SCHEMAS, sample)
     layers = {
@@ -219,6 +219,12 @@ def scan(static_only: bool, sample: int, fail_on: str, manifest: Path | None) ->
         f"privacy scan: {len(findings)} column(s) look personal, {tagged} tagged, "
         f"{len(findings) - tagged} untagged ({len(failing)} failing in {', '.join(layers) or 'no layer'})"
     )
+    for problem in unread:  # a feed whose columns could not be read was not scanned
+        click.echo(f"FAIL {problem}")
+    if unread:
+        raise click.ClickException(
+            f"{len(unread)} feed problem(s) kept columns from the scan: fix them (above)"
+        )
     if failing:
         raise click.ClickException(
             f"{len(failing)} untagged personal column(s) in {', '.join(layers)}: add the "
@@ -227,24 +233,33 @@ def scan(static_only: bool, sample: int, fail_on: str, manifest: Path | None) ->
         )
 
 
-def _feed_columns(manifest: dict[str, Any], settings: Any) -> dict[str, list[str]]:
-    """raw.<feed> -> every column its raw model has (declared, registry fields, provenance)."""
+def _feed_columns(
+    manifest: dict[str, Any], settings: Any
+) -> tuple[dict[str, list[str]], list[str]]:
+    """raw.<feed> -> every column its raw model has (declared, registry fields,
+    provenance), and the problems that kept a feed's columns from being read."""
     from floe.feeds.docs import raw_model_docs
     from floe.feeds.sources import feed_from_node
     from floe.lineage.feeds import feed_columns
 
     project = settings.dbt_project_dir()
     out: dict[str, list[str]] = {}
+    problems: list[str] = []
     for node in manifest.get("sources", {}).values():
         feed = feed_from_node(node)
         if feed is not None:
             columns = {c.name for c in feed.columns}
             # a stream's fields are its registry schema's, not its YAML's
-            columns |= set(feed_columns(feed, project)[0])
-            with contextlib.suppress(OSError, ValueError):
+            fields, unread = feed_columns(feed, project)
+            columns |= set(fields)
+            problems += [f"{feed.raw_table}: {problem}" for problem in unread]
+            try:
                 columns |= set(raw_model_docs(feed, project)[1])
+            except (OSError, ValueError) as exc:
+                if not unread:  # the same missing schema, said once
+                    problems.append(f"{feed.raw_table}: its raw model's columns: {exc}")
             out[feed.raw_table] = sorted(columns)
-    return out
+    return out, problems
 
 
 @privacy.command()
