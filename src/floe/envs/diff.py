@@ -106,7 +106,6 @@ def diff_table(
     # Row counts are made in the same pass. (A branch snapshot's summary read
     # total-records 0 after an INSERT OVERWRITE in an environment, so summaries are not
     # trusted for them.)
-    counted: tuple[int | None, int | None] = (None, None)
     others = [c for c in columns if c not in key]
     m = read_main.select(
         *key, *[F.col(c).alias(f"m__{c}") for c in others], F.lit(True).alias("m__present")
@@ -129,9 +128,6 @@ def diff_table(
         "m__present",
         "b__present",
     )
-    need_counts = None in counted
-    if not need_counts:
-        rows = rows.where(F.col("kind").isNotNull())
     rows = rows.withColumn("h", F.xxhash64(*key))
     picks = max(1, examples)
     changed_names = F.filter(
@@ -139,11 +135,7 @@ def diff_table(
         lambda x: x.isNotNull(),
     )
     aggs = [F.count_if(F.col("kind") == k).alias(f"n__{k}") for k in KINDS]
-    if need_counts:
-        aggs += [
-            F.count("m__present").alias("rows_main"),
-            F.count("b__present").alias("rows_branch"),
-        ]
+    aggs += [F.count("m__present").alias("rows_main"), F.count("b__present").alias("rows_branch")]
     aggs += [
         F.count_if((F.col("kind") == "changed") & F.col(f"d__{c}")).alias(f"c__{i}")
         for i, c in enumerate(others)
@@ -161,10 +153,7 @@ def diff_table(
             )
     out = rows.agg(*aggs).collect()[0]
     result.counts = {k: int(out[f"n__{k}"]) for k in KINDS}
-    if need_counts:
-        result.rows_main, result.rows_branch = int(out["rows_main"]), int(out["rows_branch"])
-    else:
-        result.rows_main, result.rows_branch = counted
+    result.rows_main, result.rows_branch = int(out["rows_main"]), int(out["rows_branch"])
     result.changed_columns = {
         c: int(out[f"c__{i}"]) for i, c in enumerate(others) if out[f"c__{i}"]
     }
