@@ -1,5 +1,9 @@
 -- The seed's ApplyMapping: eventtime as timestamp, integers as bigint; the ingest
--- hour folders kept for partitioning.
+-- hour folders kept for partitioning. event_time is the wall-clock ingest time, so a
+-- microbatch model reading this view gets only its batch's window
+-- (docs/decisions/0050-ventilator-metrics-microbatch-on-ingest-time.md).
+{{ config(event_time='_ingested_at') }}
+
 with
 
 source as (
@@ -18,7 +22,8 @@ typed as (
         ingest_year,
         ingest_month,
         ingest_day,
-        ingest_hour
+        ingest_hour,
+        _ingested_at
     from source
 )
 
