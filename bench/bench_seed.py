@@ -63,8 +63,9 @@ def main() -> None:
     from floe.dbt_runner import run_dbt
     from floe.runtime import Settings, get_spark, use_settings
 
-    spark = get_spark()
-    use_settings(spark, Settings.from_env())
+    settings = Settings.from_env()
+    spark = get_spark(settings)
+    use_settings(spark, settings)
     project = home / "seed_project"
     shutil.copytree(FIXTURE, project)
     csv_path = project / "seeds" / "bench_rows.csv"

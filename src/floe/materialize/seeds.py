@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import decimal
+import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,8 +41,49 @@ _BOOL = frozenset({"true", "false"})
 SHOW_ROWS = 20
 
 
+# Spark SQL's unquoted identifier (SqlBaseLexer IDENTIFIER, not all digits): what a column
+# name must be when the seed says `quote_columns: false`, as dbt then pastes it unquoted.
+_PLAIN_IDENTIFIER = re.compile(r"[A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*")
+
+
 class SeedError(ValueError):
     """A seed's CSV or column types cannot be loaded as they are."""
+
+
+class SeedConfigError(SeedError):
+    """A seed's config cannot be used to read it (dbt reports these as compilation errors)."""
+
+
+def check_delimiter(delimiter: object) -> str:
+    """The seed's CSV delimiter: dbt's default ``,`` when unset, else exactly one character.
+
+    dbt refuses anything else when it reads the CSV (Python's csv module: '"delimiter"
+    must be a 1-character string'), before any SQL runs.
+    """
+    if delimiter is None:
+        return ","
+    if not isinstance(delimiter, str) or len(delimiter) != 1:
+        raise SeedConfigError(
+            f'"delimiter" must be a 1-character string, the seed\'s config has {delimiter!r}; '
+            'set `delimiter` to one character, or remove it for ","'
+        )
+    return delimiter
+
+
+def check_unquoted_names(names: Sequence[str], delimiter: str) -> None:
+    """Refuse column names that Spark cannot read unquoted (``quote_columns: false``).
+
+    dbt pastes such names into the table's DDL as they are, where Spark fails with a
+    syntax error; floe never pastes them, so it refuses them by the same rule here.
+    A header that was split with the wrong delimiter shows up this way.
+    """
+    for name in names:
+        if not _PLAIN_IDENTIFIER.fullmatch(name):
+            raise SeedConfigError(
+                f"syntax error: column name {name!r} is not a plain Spark SQL identifier, "
+                f"and the seed has `quote_columns: false`. Check the seed's `delimiter` "
+                f"(the header was split at {delimiter!r}) or set `quote_columns: true`"
+            )
 
 
 @dataclass
@@ -129,11 +171,17 @@ def _agate_type(
 def read_seed(
     path: Path,
     *,
-    delimiter: str,
+    delimiter: object,
     column_types: Mapping[str, str],
     convert_type: Callable[[Any, int], str],
+    quote_columns: bool = True,
 ) -> SeedColumns:
-    """The seed CSV at ``path`` with dbt's column names and types (see module doc)."""
+    """The seed CSV at ``path`` with dbt's column names and types (see module doc).
+
+    ``delimiter`` is the seed's config as given (None: dbt's ``,``); with
+    ``quote_columns`` false every column name must be a plain identifier.
+    """
+    delimiter = check_delimiter(delimiter)
     with path.open(encoding="utf-8", newline="") as handle:
         if handle.read(1) != "\ufeff":
             handle.seek(0)
@@ -145,6 +193,8 @@ def read_seed(
     names = [n.strip() for n in header]
     if any(not n for n in names) or len({n.lower() for n in names}) != len(names):
         raise SeedError(f"{path}: blank or repeated column names in the header: {header}")
+    if not quote_columns:
+        check_unquoted_names(names, delimiter)
     width = len(names)
     for number, row in enumerate(rows, start=2):
         if len(row) != width:
@@ -216,9 +266,16 @@ def seed_frame(spark: SparkSession, seed: SeedColumns) -> DataFrame:
     return strings.select(*typed)
 
 
+def seed_view_name(relation: str) -> str:
+    """The temporary view a seed's rows are written from: a plain name for any seed name
+    (``seed.with.dots``), distinct per relation."""
+    digest = hashlib.sha1(relation.encode("utf-8")).hexdigest()[:16]
+    return f"floe_seed_{digest}"
+
+
 def register_seed_view(spark: SparkSession, seed: SeedColumns, view: str) -> None:
     """Register the seed's typed rows as temporary view ``view``."""
-    if not view.replace("_", "").isalnum():
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", view):
         raise SeedError(f"{view!r} is not a plain view name")
     try:
         frame = seed_frame(spark, seed)
