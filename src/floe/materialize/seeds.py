@@ -37,6 +37,8 @@ _DEC = re.compile(r"-?[0-9]+\.[0-9]+")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _DATETIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}")
 _BOOL = frozenset({"true", "false"})
+# Distinct values of a column agate tests first (_agate_type): a sample typed Text decides.
+AGATE_SAMPLE = 256
 # Rows of the agate table dbt keeps for `dbt seed --show` (it prints the first few).
 SHOW_ROWS = 20
 
@@ -95,10 +97,18 @@ class SeedColumns:
     cells: list[list[str | None]]
     # per column: raw text -> the text Spark casts (agate-parsed values of odd shapes)
     rewrites: list[dict[str, str | None] | None]
+    # per column: typed by the plain-shape patterns (_fast_type), so every value converts
+    # exactly in Python (native_values); None: no column is
+    patterned: list[bool] | None = None
 
     @property
     def rows(self) -> int:
         return len(self.cells[0]) if self.cells else 0
+
+
+def _maybe_null(value: str) -> bool:
+    """Cheap pre-test: a null spelling is at most 4 characters unless padded."""
+    return len(value) <= 4 or value[0].isspace() or value[-1].isspace()
 
 
 def _is_null(value: str) -> bool:
@@ -155,12 +165,19 @@ def _agate_type(
     import agate  # type: ignore[import-untyped]
     from dbt_common.clients import agate_helper
 
-    rows: list[list[str | None]] = [[v] for v in distinct] or [[None]]
-    table = agate.Table(
-        rows,
-        [name],
-        column_types=agate_helper.DEFAULT_TYPE_TESTER,
-    )
+    def tested(values: Sequence[str]) -> Any:
+        rows: list[list[str | None]] = [[v] for v in values] or [[None]]
+        return agate.Table(rows, [name], column_types=agate_helper.DEFAULT_TYPE_TESTER)
+
+    if len(distinct) > AGATE_SAMPLE:
+        # agate keeps a type only while every value passes its test, and Text passes all:
+        # values that are Text already make the whole column Text. A high-cardinality text
+        # column (names, ids) is decided on a sample instead of an agate pass over all.
+        step = len(distinct) / AGATE_SAMPLE
+        sample = tested([distinct[int(i * step)] for i in range(AGATE_SAMPLE)])
+        if isinstance(sample.column_types[0], agate.data_types.Text):
+            return convert_type(sample, 0), None
+    table = tested(distinct)
     data_type = convert_type(table, 0)
     column_type = table.column_types[0]
     if isinstance(column_type, agate.data_types.Text):
@@ -204,16 +221,22 @@ def read_seed(
     )
     types: list[str] = []
     rewrites: list[dict[str, str | None] | None] = []
-    for name, col in zip(names, cells, strict=True):
-        nulls = [i for i, v in enumerate(col) if v is not None and _is_null(v)]
-        for i in nulls:
-            col[i] = None
+    patterned: list[bool] = []
+    for index, (name, raw) in enumerate(zip(names, cells, strict=True)):
+        # null spellings are found among the distinct values, not tested per cell
+        values = {v for v in raw if v is not None}
+        nulls = {v for v in values if _maybe_null(v) and _is_null(v)}
+        if nulls:
+            cells[index] = [None if v in nulls else v for v in raw]
+            values -= nulls
         if name in column_types:
             types.append(column_types[name])
             rewrites.append(None)
+            patterned.append(False)
             continue
-        distinct = sorted({v for v in col if v is not None})
+        distinct = list(values)  # any order: the type does not depend on it
         fast = _fast_type(distinct)
+        patterned.append(fast is not None)
         if fast is not None:
             types.append(fast)
             rewrites.append(None)
@@ -221,7 +244,7 @@ def read_seed(
             data_type, rewrite = _agate_type(name, distinct, convert_type)
             types.append(data_type)
             rewrites.append(rewrite)
-    return SeedColumns(names, types, cells, rewrites)
+    return SeedColumns(names, types, cells, rewrites, patterned)
 
 
 def show_table(seed: SeedColumns) -> Any:
@@ -232,23 +255,86 @@ def show_table(seed: SeedColumns) -> Any:
     return agate.Table(rows, seed.names, [agate.Text() for _ in seed.names])
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+_NATIVE: dict[str, Callable[[str], Any]] = {
+    "bigint": int,
+    "double": float,  # correctly rounded, as Spark's cast of the same text
+    "date": dt.date.fromisoformat,
+    "boolean": lambda v: v == "true",
+}
+
+
+def native_values(data_type: str, cells: Sequence[str | None]) -> list[Any] | None:
+    """A patterned column's values as Python values of its type, or None where only
+    Spark's cast can judge them (timestamps: the session time zone; out-of-range
+    integers: the cast names the value)."""
+    convert = _NATIVE.get(data_type)
+    if convert is None:
+        return None
+    values = [None if v is None else convert(v) for v in cells]
+    if data_type == "bigint":
+        present = [v for v in values if v is not None]
+        if present and (min(present) < _INT64[0] or max(present) > _INT64[1]):
+            return None
+    return values
+
+
 def seed_frame(spark: SparkSession, seed: SeedColumns) -> DataFrame:
-    """The seed as a DataFrame of its types; a value its type cannot hold fails the write."""
+    """The seed as a DataFrame of its types; a value its type cannot hold fails the write.
+
+    Columns typed by their plain shapes travel as values of their type (as a DataFrame
+    written from pandas would); the others travel as text and are cast in Spark, where
+    a value the cast turns into NULL fails the write naming column and value.
+    """
     import pandas as pd  # type: ignore[import-untyped]
     from pyspark.sql import functions as F
-    from pyspark.sql.types import StringType, StructField, StructType
+    from pyspark.sql.types import (
+        BooleanType,
+        DataType,
+        DateType,
+        DoubleType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+    )
 
+    spark_types: dict[str, DataType] = {
+        "bigint": LongType(),
+        "double": DoubleType(),
+        "date": DateType(),
+        "boolean": BooleanType(),
+    }
     raw = [f"_c{i}" for i in range(len(seed.names))]
-    columns = {}
-    for r, col, rewrite in zip(raw, seed.cells, seed.rewrites, strict=True):
-        columns[r] = col if rewrite is None else [None if v is None else rewrite[v] for v in col]
-    schema = StructType([StructField(r, StringType()) for r in raw])
+    patterned = seed.patterned or [False] * len(raw)
+    columns: dict[str, list[Any]] = {}
+    native: set[str] = set()
+    for r, col, rewrite, data_type, plain in zip(
+        raw, seed.cells, seed.rewrites, seed.types, patterned, strict=True
+    ):
+        values = native_values(data_type, col) if plain and rewrite is None else None
+        if values is not None:
+            columns[r] = values
+            native.add(r)
+        else:
+            columns[r] = (
+                col if rewrite is None else [None if v is None else rewrite[v] for v in col]
+            )
+    schema = StructType(
+        [
+            StructField(r, spark_types[t] if r in native else StringType())
+            for r, t in zip(raw, seed.types, strict=True)
+        ]
+    )
     if seed.rows:
         strings = spark.createDataFrame(pd.DataFrame(columns, dtype=object), schema)
     else:
         strings = spark.createDataFrame([], schema)
     typed = []
     for r, name, data_type in zip(raw, seed.names, seed.types, strict=True):
+        if r in native:
+            typed.append(F.col(r).alias(name))
+            continue
         try:
             value = F.col(r).cast(data_type)
         except Exception as exc:  # pyspark's ParseException

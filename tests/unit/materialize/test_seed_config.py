@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,30 @@ def test_a_name_spark_cannot_read_unquoted_renders_backquoted():
 def test_seed_views_have_plain_distinct_names():
     a, b = seed_view_name("staging.`a.b`"), seed_view_name("staging.a_b")
     assert a != b and a.replace("_", "").isalnum() and a.isascii()
+
+
+def test_patterned_columns_convert_exactly_in_python():
+    from floe.materialize.seeds import native_values
+
+    assert native_values("bigint", ["1", None, "-7"]) == [1, None, -7]
+    assert native_values("double", ["0.1", "2"]) == [0.1, 2.0]
+    assert native_values("boolean", ["true", "false", None]) == [True, False, None]
+    assert native_values("date", ["2024-02-29"]) == [dt.date(2024, 2, 29)]
+    # beyond bigint, or a type only Spark's cast judges: left to the cast, which names it
+    assert native_values("bigint", ["9223372036854775808"]) is None
+    assert native_values("timestamp", ["2024-01-01 00:00:00"]) is None
+
+
+def test_read_seed_marks_only_pattern_typed_columns(tmp_path: Path):
+    from dbt.adapters.spark import SparkAdapter
+
+    csv = tmp_path / "s.csv"
+    csv.write_text('id,amount,code,grouped\n1,2.5,007,"1,000"\n2,,010,"2,000"\n')
+    seed = read_seed(
+        csv,
+        delimiter=",",
+        column_types={"code": "string"},
+        convert_type=SparkAdapter.convert_type,
+    )
+    assert seed.types[:3] == ["bigint", "double", "string"]
+    assert seed.patterned == [True, True, False, False]  # column_types, agate-typed: cast
