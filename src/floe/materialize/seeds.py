@@ -11,9 +11,11 @@ batches: a 20,000-row seed took minutes. Here (docs/decisions/0025-seeds-and-sna
   HH:MM:SS`` timestamps and ``true``/``false`` by pattern, anything else by agate's own
   tester on those distinct values; ``column_types`` entries are read as text and cast,
   as dbt does;
-- the raw strings travel to Spark as one Arrow-backed DataFrame and are cast there;
-  a value its column's type cannot hold (``'x1'`` as ``int``) fails the write naming
-  column and value, where dbt-spark's cast would load NULL.
+- the rows travel to Spark as one Arrow-backed DataFrame: columns typed by their plain
+  shape as values of their type (converted exactly here), the others as text cast
+  there, where a value its column's type cannot hold (``'x1'`` as ``int``) fails the
+  write naming column and value (dbt-spark's cast would load NULL)
+  (docs/decisions/0049-seed-names-config-checks-and-inference-sample.md).
 """
 
 from __future__ import annotations

@@ -58,11 +58,8 @@
         {%- set rows_affected = 0 -%}
     {%- else -%}
         {%- set view = adapter.floe_seed_view(target_relation | string, columns) -%}
-        {%- set sql = floe_seed_table_as(target_relation, view) -%}
+        {%- set sql = floe_seed_table_as(target_relation, view, fingerprint) -%}
         {%- call statement('load_seed') -%}{{ sql }}{%- endcall -%}
-        {%- call statement('record_seed') -%}
-            alter table {{ target_relation }} set tblproperties ('floe.seed' = '{{ fingerprint }}')
-        {%- endcall -%}
         {%- call statement('drop_seed_view') -%}drop view if exists {{ view }}{%- endcall -%}
         {%- set code = 'CREATE' if full_refresh_mode or old_relation is none else 'INSERT' -%}
     {%- endif -%}
@@ -81,11 +78,19 @@
 {% endmaterialization %}
 
 
-{# The one statement that writes a seed: create or replace from its rows' view. #}
-{% macro floe_seed_table_as(relation, view) %}
+{# The one statement that writes a seed: create or replace from its rows' view, with
+   the fingerprint of its load among the table's properties (one commit: a crash
+   cannot leave the rows without it). #}
+{% macro floe_seed_table_as(relation, view, fingerprint) %}
+    {%- set properties = floe_table_properties() -%}
+    {%- do properties.update({'floe.seed': fingerprint}) -%}
     create or replace table {{ relation }}
     using iceberg
-    {{ tblproperties_clause() }}
+    tblproperties (
+        {%- for key, value in properties.items() %}
+        {{ floe_string_literal(key) }} = {{ floe_string_literal(value) }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    )
     {{ partition_cols(label="partitioned by") }}
     {{ location_clause() }}
     {{ comment_clause() }}
