@@ -108,11 +108,6 @@ class SeedColumns:
         return len(self.cells[0]) if self.cells else 0
 
 
-def _maybe_null(value: str) -> bool:
-    """Cheap pre-test: a null spelling is at most 4 characters unless padded."""
-    return len(value) <= 4 or value[0].isspace() or value[-1].isspace()
-
-
 def _is_null(value: str) -> bool:
     return value.strip().lower() in NULLS
 
@@ -227,7 +222,9 @@ def read_seed(
     for index, (name, raw) in enumerate(zip(names, cells, strict=True)):
         # null spellings are found among the distinct values, not tested per cell
         values = {v for v in raw if v is not None}
-        nulls = {v for v in values if _maybe_null(v) and _is_null(v)}
+        # (inline: a null spelling has at most 4 characters unless padded)
+        short = {v for v in values if len(v) <= 4 or v[:1].isspace() or v[-1:].isspace()}
+        nulls = {v for v in short if _is_null(v)}
         if nulls:
             cells[index] = [None if v in nulls else v for v in raw]
             values -= nulls

@@ -88,3 +88,11 @@ def test_read_seed_marks_only_pattern_typed_columns(tmp_path: Path):
     )
     assert seed.types[:3] == ["bigint", "double", "string"]
     assert seed.patterned == [True, True, False, False]  # column_types, agate-typed: cast
+
+
+def test_null_spellings_are_null_however_padded(tmp_path: Path):
+    csv = tmp_path / "s.csv"
+    csv.write_text("a,b\n1, null \n,NULL\n3,x\n4,nullable\n")
+    seed = read_seed(csv, delimiter=",", column_types={"b": "string"}, convert_type=_never)
+    assert seed.cells == [["1", None, "3", "4"], [None, None, "x", "nullable"]]
+    assert seed.types == ["bigint", "string"]
