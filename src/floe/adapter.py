@@ -166,6 +166,23 @@ class FloeRelation(SparkRelation):
             return str(self.path.get_lowered_part(field)) == value.lower()
         return bool(self.path.get_part(field) == value)
 
+    def _render_iterator(self) -> Iterator[tuple[Any, str | None]]:
+        """dbt-spark's rendering, backquoting a part Spark cannot read unquoted.
+
+        A seed file `seed.with.dots.csv` makes table `seed.with.dots`: unquoted it would
+        be read as a three-part name. A part that holds a backquote already is left as
+        given (dbt-spark users spell ``delta.`/path` `` that way); seeds refuse such names
+        (seed_identifier).
+        """
+        for key, part in super()._render_iterator():
+            if part is not None and not _PLAIN_NAME.fullmatch(part) and "`" not in part:
+                part = self.quoted(part)
+            yield key, part
+
+
+# A name Spark SQL reads unquoted (its lexer's IDENTIFIER, not all digits).
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*")
+
 
 # Spark's type names (DESCRIBE, Iceberg schemas) by dbt's column kinds.
 _SPARK_STRING = re.compile(r"^(string|varchar(\(\d+\))?|char(\(\d+\))?)$")
@@ -748,21 +765,52 @@ class FloeAdapter(SparkAdapter):
         return f"{deferred['schema']}.{deferred.get('alias') or deferred.get('name')}"
 
     @available
-    def floe_seed_read(self, seed: str, path: str, column_types: dict, delimiter: str) -> Any:
-        """A seed CSV with dbt's column names and types (floe.materialize.seeds.read_seed)."""
+    def floe_seed_read(
+        self,
+        seed: str,
+        path: str,
+        column_types: dict,
+        delimiter: Any,
+        quote_columns: Any = None,
+    ) -> Any:
+        """A seed CSV with dbt's column names and types (floe.materialize.seeds.read_seed).
+
+        A config that cannot read the CSV (an empty `delimiter`; with `quote_columns:
+        false` a column name that is no plain identifier) is a compilation error, as dbt
+        reports it; a CSV that does not load is a runtime error."""
         from pathlib import Path
 
-        from floe.materialize.seeds import SeedError, read_seed
+        from floe.materialize.seeds import SeedConfigError, SeedError, read_seed
 
+        if quote_columns is not None and not isinstance(quote_columns, bool):
+            raise CompilationError(
+                f"Seed {seed}: quote_columns must be true or false, got {quote_columns!r}"
+            )
         try:
             return read_seed(
                 Path(path),
-                delimiter=delimiter or ",",
+                delimiter=delimiter,
                 column_types={str(k): str(v) for k, v in (column_types or {}).items()},
                 convert_type=self.convert_type,
+                quote_columns=quote_columns is not False,
             )
+        except SeedConfigError as exc:
+            raise CompilationError(f"Seed {seed}: {exc}") from exc
         except (SeedError, OSError, UnicodeDecodeError) as exc:
             raise DbtRuntimeError(f"Seed {seed}: {exc}") from exc
+
+    @available
+    def floe_seed_relation(self, relation: Any) -> Any:
+        """The seed's table relation; its name may be anything but a backquote or a
+        control character (a file `seed.with.dots.csv` renders as `seed.with.dots`)."""
+        name = str(relation.identifier)
+        if "`" in name or any(ord(c) < 32 for c in name):
+            raise CompilationError(
+                f"Seed {relation.schema}.{name!r}: a seed's name (its file name or alias) "
+                "cannot hold a backquote or a control character; rename the CSV or set "
+                "an `alias`"
+            )
+        return relation
 
     @available
     def floe_seed_show_table(self, columns: Any) -> Any:
@@ -772,16 +820,17 @@ class FloeAdapter(SparkAdapter):
         return show_table(columns)
 
     @available
-    def floe_seed_view(self, seed: str, columns: Any, view: str) -> str:
-        """A read seed's rows as temporary view `view`, cast to its column types."""
-        from floe.materialize.seeds import SeedError, register_seed_view
+    def floe_seed_view(self, seed: str, columns: Any) -> str:
+        """A read seed's rows as a temporary view cast to its column types; its name."""
+        from floe.materialize.seeds import SeedError, register_seed_view, seed_view_name
         from floe.runtime import get_spark
 
+        view = seed_view_name(str(seed))
         try:
-            register_seed_view(get_spark(), columns, str(view))
+            register_seed_view(get_spark(), columns, view)
         except SeedError as exc:
             raise DbtRuntimeError(f"Seed {seed}: {exc}") from exc
-        return ""
+        return view
 
 
 _LEADING_COMMENTS = re.compile(r"^\s*(?:/\*.*?\*/\s*|--[^\n]*\n\s*)*", re.DOTALL)

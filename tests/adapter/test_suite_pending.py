@@ -114,18 +114,10 @@ class TestSeedParsingFloe(SparkSeedExpected, BaseSeedParsing):
     pass
 
 
-@pytest.mark.skip(
-    reason="not yet on floe: a seed file named with dots (seed.with.dots.csv) fails in "
-    "floe's seed write, which does not quote such a name yet"
-)
 class TestSeedSpecificFormatsFloe(BaseSeedSpecificFormats):
     pass
 
 
-@pytest.mark.skip(
-    reason="not yet on floe: an empty `delimiter` is read as a comma and the seed loads, "
-    "where dbt refuses it"
-)
 class TestSeedWithEmptyDelimiterFloe(SparkSeedExpected, BaseSeedWithEmptyDelimiter):
     pass
 
@@ -134,10 +126,6 @@ class TestSeedWithUniqueDelimiterFloe(SparkSeedExpected, BaseSeedWithUniqueDelim
     pass
 
 
-@pytest.mark.skip(
-    reason="not yet on floe: a CSV read with the wrong `delimiter` loads as a one-column "
-    "seed, where dbt's run fails"
-)
 class TestSeedWithWrongDelimiterFloe(SparkSeedExpected, BaseSeedWithWrongDelimiter):
     pass
 

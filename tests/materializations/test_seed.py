@@ -127,3 +127,38 @@ def test_a_value_its_type_cannot_hold_fails_naming_it(spark, seeds):
     message = " ".join(run.failures) or str(run.exception)
     assert "'id'" in message and "'x1'" in message and "int" in message, message
     assert not spark.catalog.tableExists("staging.people"), "nothing committed"
+
+
+def test_a_seed_named_with_dots_loads_and_reseeds(spark, seeds):
+    (seeds.project / "seeds" / "rates.by.day.csv").write_text("day,rate\n2024-01-01,1.5\n")
+    seeds("-s", "rates.by.day")
+    table = "staging.`rates.by.day`"
+    assert [tuple(r) for r in spark.table(table).collect()] == [(dt.date(2024, 1, 1), 1.5)]
+    first = current_snapshot(spark, table)
+    seeds("-s", "rates.by.day")  # found again in the catalog: unchanged, nothing committed
+    assert current_snapshot(spark, table) == first
+    assert not spark.catalog.tableExists("staging.rates"), "not read as a three-part name"
+
+
+def test_an_empty_delimiter_is_a_compilation_error(spark, seeds):
+    yml = seeds.project / "seeds" / "_seeds.yml"
+    yml.write_text("seeds:\n  - name: people\n    config:\n      delimiter: ''\n")
+    run = seeds("-s", "people", ok=False)
+    message = " ".join(run.failures) or str(run.exception)
+    assert "Compilation Error" in message and "1-character" in message, message
+    assert not spark.catalog.tableExists("staging.people"), "nothing committed"
+
+
+def test_a_wrong_delimiter_with_unquoted_columns_fails_as_a_syntax_error(spark, seeds):
+    yml = seeds.project / "seeds" / "_seeds.yml"
+    yml.write_text(
+        "seeds:\n  - name: people\n    config:\n      delimiter: ';'\n      quote_columns: false\n"
+    )
+    run = seeds("-s", "people", ok=False)
+    message = " ".join(run.failures) or str(run.exception)
+    assert "syntax error" in message and "delimiter" in message, message
+    assert not spark.catalog.tableExists("staging.people"), "nothing committed"
+    # quoted (dbt's default) the same header is one odd but legal column name
+    yml.write_text("seeds:\n  - name: people\n    config:\n      delimiter: ';'\n")
+    seeds("-s", "people")
+    assert len(spark.table("staging.people").columns) == 1

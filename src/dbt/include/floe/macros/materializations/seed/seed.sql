@@ -15,12 +15,17 @@
     A seed whose CSV, column types and config are those of its last load
     (table property `floe.seed`) is not rewritten: re-running `dbt seed`
     commits nothing. Seeds are Iceberg tables without any file_format.
+
+    A seed's name may hold dots (`seed.with.dots.csv`): floe's relations backquote a
+    name Spark cannot read unquoted. dbt's config checks hold: `delimiter` is one
+    character, and with `quote_columns: false` every column name is a plain identifier
+    (dbt would paste it into the DDL; floe refuses it with the same syntax error).
 #}
 {% materialization seed, adapter='floe' %}
     {%- set full_refresh_mode = should_full_refresh() -%}
     {%- set old_relation = adapter.get_relation(
         database=database, schema=schema, identifier=model['alias']) -%}
-    {%- set target_relation = this.incorporate(type='table') -%}
+    {%- set target_relation = adapter.floe_seed_relation(this.incorporate(type='table')) -%}
     {%- set grant_config = config.get('grants') -%}
     {%- set file_format = config.get('file_format') -%}
     {%- if file_format not in (none, 'iceberg') -%}
@@ -35,7 +40,7 @@
 
     {%- set csv_path = model['root_path'] ~ '/' ~ model['original_file_path'] -%}
     {%- set columns = adapter.floe_seed_read(this | string, csv_path,
-        config.get('column_types'), config.get('delimiter')) -%}
+        config.get('column_types'), config.get('delimiter'), config.get('quote_columns')) -%}
     {%- do store_result('agate_table', response='OK',
         agate_table=adapter.floe_seed_show_table(columns)) -%}
     {%- set fingerprint = local_md5(model['checksum']['checksum']
@@ -52,13 +57,9 @@
         {%- set code, sql = 'INSERT', '-- unchanged: nothing written' -%}
         {%- set rows_affected = 0 -%}
     {%- else -%}
-        {%- set view = model['alias'] ~ '__floe_seed' -%}
-        {%- do adapter.floe_seed_view(this | string, columns, view) -%}
-        {%- set sql = floe_seed_table_as(target_relation, view) -%}
+        {%- set view = adapter.floe_seed_view(target_relation | string, columns) -%}
+        {%- set sql = floe_seed_table_as(target_relation, view, fingerprint) -%}
         {%- call statement('load_seed') -%}{{ sql }}{%- endcall -%}
-        {%- call statement('record_seed') -%}
-            alter table {{ target_relation }} set tblproperties ('floe.seed' = '{{ fingerprint }}')
-        {%- endcall -%}
         {%- call statement('drop_seed_view') -%}drop view if exists {{ view }}{%- endcall -%}
         {%- set code = 'CREATE' if full_refresh_mode or old_relation is none else 'INSERT' -%}
     {%- endif -%}
@@ -77,11 +78,19 @@
 {% endmaterialization %}
 
 
-{# The one statement that writes a seed: create or replace from its rows' view. #}
-{% macro floe_seed_table_as(relation, view) %}
+{# The one statement that writes a seed: create or replace from its rows' view, with
+   the fingerprint of its load among the table's properties (one commit: a crash
+   cannot leave the rows without it). #}
+{% macro floe_seed_table_as(relation, view, fingerprint) %}
+    {%- set properties = floe_table_properties() -%}
+    {%- do properties.update({'floe.seed': fingerprint}) -%}
     create or replace table {{ relation }}
     using iceberg
-    {{ tblproperties_clause() }}
+    tblproperties (
+        {%- for key, value in properties.items() %}
+        {{ floe_string_literal(key) }} = {{ floe_string_literal(value) }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    )
     {{ partition_cols(label="partitioned by") }}
     {{ location_clause() }}
     {{ comment_clause() }}
