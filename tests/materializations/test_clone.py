@@ -125,6 +125,9 @@ def test_clone_copies_no_file_and_survives_maintenance_of_both_sides(spark, lake
             "'history.expire.min-snapshots-to-keep' = '1', "
             "'history.expire.max-snapshot-age-ms' = '0')"
         )
+    # a tag whose clone never registered (its register_table failed): it would keep the
+    # snapshot's files forever; maintenance drops it and keeps the live clone's tag
+    spark.sql("alter table marts.clone_orders_inc create tag floe_clone__dev_marts__never_made")
     _backdate(Path(lakehouse.warehouse.removeprefix("file:").removeprefix("//")))
     args = ["maintain", "--env-max-age-days", "0"]
     for table in tables:
@@ -143,6 +146,10 @@ def test_clone_copies_no_file_and_survives_maintenance_of_both_sides(spark, lake
     assert _tags(spark, "marts.clone_orders_all") == {
         "floe_clone__dev_marts__clone_orders_all": cloned
     }
+    assert list(_tags(spark, "marts.clone_orders_inc")) == [
+        "floe_clone__dev_marts__clone_orders_inc"
+    ]
+    assert out.count("stale clone tags dropped: 1") == 1, out
     assert _rows(spark, "marts.clone_orders_all") == second
     assert _rows(spark, "marts.clone_orders_inc") == second
     assert _rows(spark, "dev_marts.clone_orders_all") == FIRST

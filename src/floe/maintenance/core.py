@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from floe.materialize.clone import CLONE_SOURCE, GC_ENABLED
+from floe.materialize.clone import CLONE_SOURCE, GC_ENABLED, stale_clone_tags
 
 if TYPE_CHECKING:
     from pyspark.sql import Row, SparkSession
@@ -267,6 +267,11 @@ def maintain_table(
         report.after = _state(spark, table)
         return report
 
+    stale = stale_clone_tags(spark, table, catalog=catalog)
+    for tag in stale:  # a clone dropped outside floe, or one whose registration failed
+        spark.sql(f"alter table {catalog}.{table} drop tag if exists `{tag}`")
+    if stale:
+        report.actions.append(f"stale clone tags dropped: {len(stale)}")
     # measured after compaction, so its snapshots count against the age policy too
     cutoff = (now or datetime.now()) - timedelta(milliseconds=policy.max_snapshot_age_ms)
     if peers is not None:

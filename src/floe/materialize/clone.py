@@ -145,8 +145,8 @@ def iceberg_table(spark: SparkSession, catalog: str, table: str) -> Any:
         loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
             spark._jsparkSession, f"{catalog}.{table}"
         )
-    except Exception as exc:  # py4j's Py4JJavaError carries the Java exception
-        java = getattr(exc, "java_exception", None)
+    except Exception as exc:  # the Java exception: py4j's, or under pyspark's conversion
+        java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
         if java is not None and str(java.getClass().getSimpleName()) in _NOT_AN_ICEBERG_TABLE:
             return None
         raise
@@ -289,21 +289,40 @@ def live_clones(spark: SparkSession, table: str, *, catalog: str, loaded: Any = 
     """The clones that read ``table``'s files: a clone tag on it whose clone exists and
     still names ``table`` among its origins (a tag left by a clone dropped outside floe
     does not count). ``loaded``: the Java table, if the caller has it."""
+    readers = _clone_tags(spark, table, catalog=catalog, loaded=loaded)
+    return sorted({clone for clones in readers.values() for clone in clones})
+
+
+def stale_clone_tags(
+    spark: SparkSession, table: str, *, catalog: str, loaded: Any = None
+) -> list[str]:
+    """Clone tags on ``table`` that no live clone stands behind: the clone was dropped
+    outside floe, or its registration failed after the tag was made. They only keep
+    old files alive; ``floe maintain`` drops them."""
+    readers = _clone_tags(spark, table, catalog=catalog, loaded=loaded)
+    return sorted(tag for tag, clones in readers.items() if not clones and _IDENTIFIER.match(tag))
+
+
+def _clone_tags(
+    spark: SparkSession, table: str, *, catalog: str, loaded: Any = None
+) -> dict[str, list[str]]:
+    """Each clone tag on ``table`` with the live clones it stands for."""
     loaded = loaded if loaded is not None else iceberg_table(spark, catalog, table)
     if loaded is None:
-        return []
-    clones = set()
+        return {}
+    found: dict[str, list[str]] = {}
     for tag in [str(name) for name in loaded.refs().keySet()]:
         if not tag.startswith(TAG_PREFIX):
             continue
+        found[tag] = []
         for clone in tag_clones(tag):
             reader = iceberg_table(spark, catalog, clone)
             if reader is None:
                 continue
             origins = parse_origins(reader.properties().get(CLONE_ORIGINS))
             if any(origin.table.lower() == table.lower() for origin in origins):
-                clones.add(clone)
-    return sorted(clones)
+                found[tag].append(clone)
+    return found
 
 
 def tag_clones(tag: str) -> list[str]:
