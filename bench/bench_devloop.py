@@ -17,8 +17,9 @@ their ratio to dbt-duckdb and the load average. floe's table models are built ev
 time (`floe_skip_unchanged: false`), as dbt-duckdb's are.
 
 The cold phase also runs floe's previous cold path in the same rounds (`cold0`: Spark
-started only at the first connection, `FLOE_SPARK_PRESTART=false`; ADR 0043) and prints
-cold / cold0, the issue's cold-start ratio. `FLOE_BENCH_DEVLOOP_COMMANDS=run,show` limits
+started only at the first connection, `FLOE_SPARK_PRESTART=false` (ADR 0043), and no
+class-data-sharing archive, `FLOE_SPARK_CDS=off` (ADR 0052)) and prints cold / cold0,
+the issue's cold-start ratio. `FLOE_BENCH_DEVLOOP_COMMANDS=run,show` limits
 the commands (by their dbt subcommand); `FLOE_BENCH_DEVLOOP_PHASES=cold,warm,entry`.
 """
 
@@ -177,7 +178,7 @@ def main() -> None:
         if "cold" in phases:
             print(f"cold: medians of {cold_runs} rounds, each dbt-duckdb, floe's previous cold "
                   f"(cold0) and floe cold in turn; {_load()}")  # fmt: skip
-            cold0_env = {**floe_env, "FLOE_SPARK_PRESTART": "false"}
+            cold0_env = {**floe_env, "FLOE_SPARK_PRESTART": "false", "FLOE_SPARK_CDS": "off"}
             for label, args in commands:
                 duck, cold0, cold = _rounds(
                     cold_runs,

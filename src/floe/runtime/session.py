@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from floe.runtime.cds import java_options
 from floe.runtime.jars import resolve_jars
 from floe.runtime.settings import Settings
 
@@ -107,8 +108,9 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.sql.catalogImplementation": "in-memory",
         "spark.sql.warehouse.dir": str(s.home / "spark-warehouse"),
         "spark.driver.extraJavaOptions": (
-            f"-Dderby.system.home={s.home} -Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()}"
-        ),
+            f"-Dderby.system.home={s.home} -Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()} "
+            + java_options(s.spark_cds)
+        ).strip(),
         "spark.sql.extensions": (
             "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
         ),

@@ -13,6 +13,7 @@ Every path is absolute so Spark, pyiceberg and dbt agree whatever their cwd.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,6 +169,8 @@ class Settings:
     spark_log_level: str = "ERROR"
     # A cold `dbt` starts Spark while dbt parses (ADR 0043); false: when it first connects.
     spark_prestart: bool = True
+    # The driver JVM's class-data-sharing archive (floe.runtime.cds; ADR 0052): None off.
+    spark_cds: Path | None = None
     # -- Spark on a cluster (spark://, yarn, k8s:// masters; docs/cluster.md)
     driver_host: str = DEFAULT_DRIVER_HOST
     executor_memory: str = "1g"
@@ -230,6 +233,7 @@ class Settings:
             shuffle_partitions=_positive_int(env, "FLOE_SHUFFLE_PARTITIONS", 4),
             spark_log_level=env.get("FLOE_SPARK_LOG_LEVEL") or "ERROR",
             spark_prestart=_flag(env, "FLOE_SPARK_PRESTART", True),
+            spark_cds=_cds_archive(env.get("FLOE_SPARK_CDS")),
             driver_host=env.get("FLOE_DRIVER_HOST") or DEFAULT_DRIVER_HOST,
             executor_memory=_memory(env, "FLOE_EXECUTOR_MEMORY", "1g"),
             event_log_dir=_uri(env.get("FLOE_SPARK_EVENT_LOG")),
@@ -377,3 +381,20 @@ def find_dbt_project() -> Path:
     raise FileNotFoundError(
         "no dbt_project.yml found above the working directory; set FLOE_PROJECT_DIR"
     )
+
+
+def default_cds_archive() -> Path:
+    """Where `make setup` writes the driver's class-data-sharing archive: inside this
+    Python environment, so a new venv (new jars, a new class path) never meets an old
+    archive (floe.runtime.cds)."""
+    return Path(sys.prefix) / "share" / "floe" / "spark-cds.jsa"
+
+
+def _cds_archive(value: str | None) -> Path | None:
+    """FLOE_SPARK_CDS: unset = the environment's archive (used if `make setup` wrote it),
+    off/false/0 = none, else a path."""
+    if value is None or value.strip() == "":
+        return default_cds_archive()
+    if value.strip().lower() in ("off", "false", "0", "no"):
+        return None
+    return Path(value).expanduser().resolve()
