@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,36 +17,26 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.streams.conftest import (
-    FIXTURE_PROJECT,
     create_stream,
     create_topic,
     produce_kafka,
     put_kinesis,
 )
-from tests.streams.helpers import kafka_feed, kinesis_feed, rides, table_checksum, vitals
+from tests.streams.helpers import (
+    bus_project,
+    kafka_feed,
+    kinesis_feed,
+    rides,
+    table_checksum,
+    vitals,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos]
 KILLS = int(os.environ.get("FLOE_CHAOS_STREAM_KILLS") or 1)
 
 FLOE = Path(sys.executable).parent / "floe"
-
-
-def _project(tmp_path: Path, topic: str, stream: str) -> Path:
-    project = tmp_path / "project"
-    shutil.copytree(FIXTURE_PROJECT, project)
-    sources = project / "python_models/raw/bus/_bus__sources.yml"
-    doc = yaml.safe_load(sources.read_text())
-    for table in doc["sources"][0]["tables"]:
-        floe = table["config"]["meta"]["floe"]
-        if floe["kind"] == "kafka":
-            floe["topic"] = topic
-        else:
-            floe["stream"] = stream
-    sources.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return project
 
 
 def _consume(env: dict[str, str], feed: str, log: Path) -> subprocess.Popen:
@@ -111,7 +100,7 @@ def _scenario(spark, lakehouse, bus_env, tmp_path, kills: int) -> None:  # type:
     n_rides, n_vitals = 150, 100
     produce_kafka(bootstrap, topic, rides(lakehouse.state_dir, n_rides, bad_every=25))
     put_kinesis(endpoint, stream, vitals(lakehouse.state_dir, n_vitals))
-    project = _project(tmp_path, topic, stream)
+    project = bus_project(tmp_path, topic, stream)
     env = {
         **os.environ,
         **bus_env,
