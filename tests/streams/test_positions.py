@@ -28,3 +28,10 @@ def test_a_shard_lost_whole_after_a_retention_gap_is_finished():
     got = KINESIS.positions(done)
     assert got["shardId-0"] == ShardPosition(at_sequence="21", finished=True)
     assert got["shardId-0"].held == 20
+
+
+def test_an_end_marker_alone_finishes_only_a_shard_lost_before_any_read():
+    assert KINESIS.positions([f"{S}/shardId-0/end-0"]) == {
+        "shardId-0": ShardPosition(finished=True)
+    }
+    assert KINESIS.positions([f"{S}/shardId-0/end-5"]) == {}  # read it from its start

@@ -74,8 +74,11 @@ class KinesisKind(BrokerFeedKind):
             }
         )
         for shard, seq in end.items():
-            position = out.get(shard, ShardPosition())
-            if seq <= (position.held or 0):
+            position = out.get(shard)
+            if position is None:  # lost whole before any record of it was read
+                if seq == 0:
+                    out[shard] = ShardPosition(finished=True)
+            elif seq <= (position.held or 0):
                 out[shard] = dataclasses.replace(position, finished=True)
         return out
 
