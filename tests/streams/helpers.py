@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import shutil
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from tests.streams.conftest import FIXTURE_PROJECT
 
@@ -22,6 +25,23 @@ def kinesis_feed(stream: str, **options: Any) -> Any:
 
     meta = {"kind": "kinesis", "stream": stream, "registry_schema": "vitals", **options}
     return make_feed("bus", "vitals", {}, meta)
+
+
+def bus_project(tmp_path: Path, topic: str, stream: str) -> Path:
+    """A copy of the fixture project whose kafka feed reads ``topic`` and whose kinesis
+    feed reads ``stream`` (for ``floe consume`` run as a child process)."""
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURE_PROJECT, project)
+    sources = project / "python_models/raw/bus/_bus__sources.yml"
+    doc = yaml.safe_load(sources.read_text())
+    for table in doc["sources"][0]["tables"]:
+        floe = table["config"]["meta"]["floe"]
+        if floe["kind"] == "kafka":
+            floe["topic"] = topic
+        else:
+            floe["stream"] = stream
+    sources.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return project
 
 
 def with_brokers(settings: Any, env: dict[str, str]) -> Any:

@@ -4,13 +4,14 @@ The final raw table must hold every produced record once — the same rows an
 uninterrupted run lands (checksums over the broker coordinates and the payload's
 key) — with every segment reconciled. A short run in the normal suite; ten kills per
 source kind in ``make chaos`` (FLOE_CHAOS_STREAM_KILLS=10; ``make test`` kills one).
+Each kind is its own test and prints ``chaos <kind>: kills=… checksums_equal=…
+duplicates=… lost=… gaps=… wall=…`` (``make chaos`` runs pytest with ``-s``).
 """
 
 from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,16 +19,21 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.streams.conftest import (
-    FIXTURE_PROJECT,
     create_stream,
     create_topic,
     produce_kafka,
     put_kinesis,
 )
-from tests.streams.helpers import kafka_feed, kinesis_feed, rides, table_checksum, vitals
+from tests.streams.helpers import (
+    bus_project,
+    kafka_feed,
+    kinesis_feed,
+    rides,
+    table_checksum,
+    vitals,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos]
 KILLS = int(os.environ.get("FLOE_CHAOS_STREAM_KILLS") or 1)
@@ -35,22 +41,7 @@ KILLS = int(os.environ.get("FLOE_CHAOS_STREAM_KILLS") or 1)
 FLOE = Path(sys.executable).parent / "floe"
 
 
-def _project(tmp_path: Path, topic: str, stream: str) -> Path:
-    project = tmp_path / "project"
-    shutil.copytree(FIXTURE_PROJECT, project)
-    sources = project / "python_models/raw/bus/_bus__sources.yml"
-    doc = yaml.safe_load(sources.read_text())
-    for table in doc["sources"][0]["tables"]:
-        floe = table["config"]["meta"]["floe"]
-        if floe["kind"] == "kafka":
-            floe["topic"] = topic
-        else:
-            floe["stream"] = stream
-    sources.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return project
-
-
-def _consume(env: dict[str, str], feed: str, log: Path) -> subprocess.Popen:
+def _consume(env: dict[str, str], feed: str, log: Path, batch: int) -> subprocess.Popen:
     out = open(log, "a")  # noqa: SIM115 - closed with the process
     return subprocess.Popen(
         [
@@ -59,7 +50,7 @@ def _consume(env: dict[str, str], feed: str, log: Path) -> subprocess.Popen:
             feed,
             "--until-idle",
             "--max-records",
-            "40",
+            str(batch),
             "--window-seconds",
             "0",
         ],
@@ -70,17 +61,18 @@ def _consume(env: dict[str, str], feed: str, log: Path) -> subprocess.Popen:
     )
 
 
-def _kill_runs(env: dict[str, str], feed: str, kills: int, log: Path, seed: int) -> int:
+def _kill_runs(env: dict[str, str], feed: str, kills: int, log: Path, seed: int, batch: int) -> int:
     """Start, let 0-1 batches commit, SIGKILL at a random moment after; ``kills`` times.
 
     Waiting for committed batches (the ``batch`` lines) rather than seconds puts the
     kills inside the consumption whatever the machine's load.
     """
     rng = random.Random(seed)
-    killed = 0
-    for _ in range(kills):
+    killed = attempts = 0
+    while killed < kills and attempts < 2 * kills:  # a run may finish before its kill
+        attempts += 1
         before = len(log.read_text()) if log.exists() else 0
-        proc = _consume(env, feed, log)
+        proc = _consume(env, feed, log, batch)
         wanted = rng.randint(0, 1)
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline and proc.poll() is None:
@@ -96,23 +88,13 @@ def _kill_runs(env: dict[str, str], feed: str, kills: int, log: Path, seed: int)
     return killed
 
 
-def _finish(env: dict[str, str], feed: str, log: Path) -> None:
-    proc = _consume(env, feed, log)
+def _finish(env: dict[str, str], feed: str, log: Path, batch: int) -> None:
+    proc = _consume(env, feed, log, batch)
     assert proc.wait(timeout=900) == 0, log.read_text()[-3000:]
 
 
-def _scenario(spark, lakehouse, bus_env, tmp_path, kills: int) -> None:  # type: ignore[no-untyped-def]
-    from floe.feeds.ingest import reconcile_or_raise
-    from floe.runtime import use_settings
-
-    bootstrap = bus_env["FLOE_KAFKA_BOOTSTRAP_SERVERS"]
-    endpoint = bus_env["FLOE_KINESIS_ENDPOINT"]
-    topic, stream = create_topic(bootstrap), create_stream(endpoint, shards=2)
-    n_rides, n_vitals = 150, 100
-    produce_kafka(bootstrap, topic, rides(lakehouse.state_dir, n_rides, bad_every=25))
-    put_kinesis(endpoint, stream, vitals(lakehouse.state_dir, n_vitals))
-    project = _project(tmp_path, topic, stream)
-    env = {
+def _kind_env(lakehouse, bus_env, project: Path) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {
         **os.environ,
         **bus_env,
         "FLOE_HOME": str(lakehouse.home),
@@ -121,38 +103,82 @@ def _scenario(spark, lakehouse, bus_env, tmp_path, kills: int) -> None:  # type:
         "FLOE_SPARK_CORES": "1",
         "FLOE_DRIVER_MEMORY": "1g",
     }
+
+
+def _tally(spark, table: str, want: str, columns: list[str]) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Checksums of ``table`` and the uninterrupted run's rows ``want`` (a view), and
+    the duplicates and lost keys between them."""
+    keys = ", ".join(columns)
+    got = table_checksum(spark, table, columns)
+    expected = table_checksum(spark, want, columns)
+    lost = spark.sql(
+        f"select count(*) from (select {keys} from {want} except select {keys} from {table})"
+    ).collect()[0][0]
+    return {
+        "checksums_equal": got == expected,
+        "duplicates": got[0] - got[1],
+        "lost": int(lost),
+        "got": got,
+        "expected": expected,
+    }
+
+
+def _scenario(spark, lakehouse, bus_env, tmp_path, kind: str, kills: int) -> None:  # type: ignore[no-untyped-def]
+    """``kills`` SIGKILLed ``floe consume`` runs of one source kind, then one to the end;
+    the raw table must equal what an uninterrupted run lands (by checksum)."""
+    from floe.feeds.ingest import reconcile_or_raise
+    from floe.runtime import use_settings
+
+    started = time.monotonic()
+    bootstrap = bus_env["FLOE_KAFKA_BOOTSTRAP_SERVERS"]
+    endpoint = bus_env["FLOE_KINESIS_ENDPOINT"]
+    topic, stream = create_topic(bootstrap), create_stream(endpoint, shards=2)
+    # the long run: enough batches (30 and 20 of 10) that every run is killed while
+    # records are left; the short one: one kill, a few batches
+    n_rides, n_vitals, batch = (300, 200, 10) if kills > 1 else (150, 100, 40)
+    if kind == "kafka":
+        produce_kafka(bootstrap, topic, rides(lakehouse.state_dir, n_rides, bad_every=25))
+        feed, seed = kafka_feed(topic), 1
+    else:
+        put_kinesis(endpoint, stream, vitals(lakehouse.state_dir, n_vitals))
+        feed, seed = kinesis_feed(stream), 2
+    env = _kind_env(lakehouse, bus_env, bus_project(tmp_path, topic, stream))
     log = tmp_path / "consume.log"
-    killed = 0
-    for feed, seed in (("rides", 1), ("vitals", 2)):
-        killed += _kill_runs(env, feed, kills, log, seed)
-        _finish(env, feed, log)
+    killed = _kill_runs(env, feed.name, kills, log, seed, batch)
+    _finish(env, feed.name, log, batch)
     assert killed >= 1, "no run was killed mid-way: the scenario proves nothing"
     use_settings(spark, lakehouse)  # the subprocesses committed: read fresh metadata
     spark.catalog.clearCache()
 
-    # Kafka: each (partition, offset) once; good ones in raw, the rest quarantined
-    expected_good = [(i % 3, i // 3, i) for i in range(n_rides) if i % 25 != 24]
-    want = spark.createDataFrame(
-        expected_good, "_topic_partition int, _offset bigint, ride_id bigint"
+    if kind == "kafka":
+        # each (partition, offset) once; good ones in raw, the rest quarantined
+        expected_good = [(i % 3, i // 3, i) for i in range(n_rides) if i % 25 != 24]
+        spark.createDataFrame(
+            expected_good, "_topic_partition int, _offset bigint, ride_id bigint"
+        ).createOrReplaceTempView("want_rides")
+        tally = _tally(spark, "raw.rides", "want_rides", ["_topic_partition", "_offset", "ride_id"])
+        bad = spark.sql(
+            "select count(*), count(distinct _sequence_number) from raw.quarantine "
+            "where feed = 'rides'"
+        ).collect()[0]
+        assert (bad[0], bad[1]) == (n_rides // 25, n_rides // 25)
+    else:
+        # every device once
+        spark.createDataFrame(
+            [(i,) for i in range(n_vitals)], "device_id bigint"
+        ).createOrReplaceTempView("want_vitals")
+        tally = _tally(spark, "raw.vitals", "want_vitals", ["device_id"])
+    gaps = spark.sql(f"select count(*) from raw.stream_gaps where feed = '{feed.name}'")
+    print(  # the chaos report: make chaos runs with -s
+        f"\nchaos {kind}: kills={killed} checksums_equal={tally['checksums_equal']} "
+        f"duplicates={tally['duplicates']} lost={tally['lost']} "
+        f"gaps={gaps.collect()[0][0]} wall={time.monotonic() - started:.0f}s"
     )
-    want.createOrReplaceTempView("want_rides")
-    assert table_checksum(spark, "raw.rides", ["_topic_partition", "_offset", "ride_id"]) == (
-        table_checksum(spark, "want_rides", ["_topic_partition", "_offset", "ride_id"])
-    )
-    bad = spark.sql(
-        "select count(*), count(distinct _sequence_number) from raw.quarantine where feed = 'rides'"
-    ).collect()[0]
-    assert (bad[0], bad[1]) == (n_rides // 25, n_rides // 25)
-    # Kinesis: every device once
-    spark.createDataFrame(
-        [(i,) for i in range(n_vitals)], "device_id bigint"
-    ).createOrReplaceTempView("want_vitals")
-    assert table_checksum(spark, "raw.vitals", ["device_id"]) == table_checksum(
-        spark, "want_vitals", ["device_id"]
-    )
-    for feed in (kafka_feed(topic), kinesis_feed(stream)):
-        assert reconcile_or_raise(spark, feed, always=True) == 0
+    assert tally["checksums_equal"], tally
+    assert (tally["duplicates"], tally["lost"]) == (0, 0), tally
+    assert reconcile_or_raise(spark, feed, always=True) == 0
 
 
-def test_killed_consumers_resume_exactly_once(spark, lakehouse, bus_env, tmp_path):
-    _scenario(spark, lakehouse, bus_env, tmp_path, kills=KILLS)
+@pytest.mark.parametrize("kind", ["kafka", "kinesis"])
+def test_killed_consumers_resume_exactly_once(spark, lakehouse, bus_env, tmp_path, kind):
+    _scenario(spark, lakehouse, bus_env, tmp_path, kind, kills=KILLS)

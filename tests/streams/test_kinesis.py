@@ -163,3 +163,113 @@ def test_a_retention_gap_is_recorded_and_read_past(spark, lakehouse, bus_env):
         assert spark.table(GAPS).where("feed = 'vitals'").count() == 1
     finally:
         source.close()  # type: ignore[attr-defined]
+
+
+def _gaps(spark):  # type: ignore[no-untyped-def]
+    from floe.feeds.consume import GAPS
+
+    return [
+        (g.partition, g.first_missing, g.last_missing, g.missing, g.reason, g._source_file)
+        for g in spark.table(GAPS).where("feed = 'vitals'").orderBy("partition").collect()
+    ]
+
+
+def _by_shard(client, name: str) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """Shard id -> its highest sequence number (0: empty)."""
+    out: dict[str, int] = {}
+    for shard in client.list_shards(StreamName=name)["Shards"]:
+        it = client.get_shard_iterator(
+            StreamName=name, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        seqs = [int(r["SequenceNumber"]) for r in client.get_records(ShardIterator=it)["Records"]]
+        out[shard["ShardId"]] = max(seqs, default=0)
+    return out
+
+
+def test_a_shard_gone_before_it_was_drained_is_a_gap_a_finished_one_is_not(
+    spark, lakehouse, bus_env
+):
+    """AWS lists a closed shard until the retention period has passed, then drops it.
+    A shard floe finished (closed, read to its end: an ``end`` marker) may go; one
+    floe still held a position in went with unread records: a ``shard_gone`` gap,
+    recorded once. moto never drops a shard, so the stream is deleted and created
+    again with one shard: floe's position names a shard list_shards no longer returns.
+    """
+    settings = with_brokers(lakehouse, bus_env)
+    endpoint = bus_env["FLOE_KINESIS_ENDPOINT"]
+    client = kinesis_client(endpoint)
+    name = create_stream(endpoint, shards=2)
+    put_kinesis(endpoint, name, vitals(settings.state_dir, 30))
+    first, second = (s["ShardId"] for s in client.list_shards(StreamName=name)["Shards"])
+    shard = client.list_shards(StreamName=name)["Shards"][0]
+    low = int(shard["HashKeyRange"]["StartingHashKey"])
+    high = int(shard["HashKeyRange"]["EndingHashKey"])
+    client.split_shard(
+        StreamName=name, ShardToSplit=first, NewStartingHashKey=str((low + high) // 2)
+    )
+    last = _by_shard(client, name)
+    feed = kinesis_feed(name, max_records=100)
+    _run(spark, settings, feed)
+    assert spark.table("raw.vitals").count() == 30
+    markers = {r[0] for r in spark.sql("select _source_file from raw.landed_files").collect()}
+    assert f"kinesis://{name}/{first}/end-{last[first]}" in markers  # closed and drained
+    assert not any(f"/{second}/end-" in m for m in markers)  # open: not finished
+    assert _gaps(spark) == []
+
+    client.delete_stream(StreamName=name)
+    client.create_stream(StreamName=name, ShardCount=1)  # lists shardId-000000000000 only
+    job = _run(spark, settings, feed)
+    assert sum(b.records_in for b in job.batches) == 0
+    assert _gaps(spark) == [
+        (
+            second,
+            str(last[second] + 1),
+            None,
+            None,
+            "shard_gone",
+            f"kinesis://{name}/{second}/end-{last[second]}",
+        )
+    ]
+    assert _run(spark, settings, feed).batches == []  # recorded once: the shard is finished
+    assert len(_gaps(spark)) == 1
+    from floe.feeds.ingest import reconcile_or_raise
+
+    assert reconcile_or_raise(spark, feed, always=True) == 0
+
+
+def test_a_closed_shard_that_expired_whole_is_a_gap(spark, lakehouse, bus_env):
+    """The shard was split (closed) after floe read 10 records; the 10 more it got,
+    and the 10 floe read, expired before the next batch (retention): nothing is left
+    to read and no record after floe's position will ever come. A ``shard_expired``
+    gap names the range up to the shard's ending sequence number, once."""
+    from floe.feeds.kinds.kinesis import KINESIS
+
+    settings = with_brokers(lakehouse, bus_env)
+    endpoint = bus_env["FLOE_KINESIS_ENDPOINT"]
+    client = kinesis_client(endpoint)
+    name = create_stream(endpoint, shards=1)
+    shard = client.list_shards(StreamName=name)["Shards"][0]
+    put_kinesis(endpoint, name, vitals(settings.state_dir, 10))
+    feed = kinesis_feed(name)
+    _run(spark, settings, feed)
+    assert spark.table("raw.vitals").count() == 10
+
+    put_kinesis(endpoint, name, vitals(settings.state_dir, 10))  # sequence numbers 11..20
+    low = int(shard["HashKeyRange"]["StartingHashKey"])
+    high = int(shard["HashKeyRange"]["EndingHashKey"])
+    client.split_shard(
+        StreamName=name, ShardToSplit=shard["ShardId"], NewStartingHashKey=str((low + high) // 2)
+    )
+    source = KINESIS.source(feed, settings)  # the client the job uses (one per process)
+    source._client = _Trimmed(source.client(), horizon=20)  # type: ignore[attr-defined]
+    try:
+        assert sum(b.records_in for b in _run(spark, settings, feed).batches) == 0
+        sid = shard["ShardId"]
+        assert _gaps(spark) == [
+            (sid, "11", "20", None, "shard_expired", f"kinesis://{name}/{sid}/end-10")
+        ]
+        assert _run(spark, settings, feed).batches == []
+        assert len(_gaps(spark)) == 1
+    finally:
+        source.close()  # type: ignore[attr-defined]
+    assert spark.table("raw.vitals").count() == 10

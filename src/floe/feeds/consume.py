@@ -50,6 +50,9 @@ GAPS_COLUMNS = (
     ("last_missing", "string"),
     ("missing", "bigint"),
     ("detected_at", "timestamp"),
+    # why: retention | shard_expired | shard_gone (floe.streams.records; added after
+    # the first release, so ensure_gaps_table adds it to an older table)
+    ("reason", "string"),
 )
 DEFAULT_MAX_RECORDS = 100_000
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -114,6 +117,8 @@ def ensure_gaps_table(spark: SparkSession) -> None:
         f"create table if not exists {GAPS} ({ddl}) using iceberg "
         "tblproperties ('format-version' = '2')",
     )
+    if "reason" not in spark.table(GAPS).columns:
+        spark.sql(f"alter table {GAPS} add columns (reason string)")
 
 
 def done_segments(spark: SparkSession, feed: Feed, bus: Bus, raw_exists: bool) -> list[str]:
@@ -205,7 +210,7 @@ def consume(
         max_bytes or cap_bytes,
     )
     ctx = context(settings, project_dir)
-    if not fetched.records and not fetched.gaps and not fetched.starts:
+    if not (fetched.records or fetched.gaps or fetched.starts or fetched.ends):
         rows = stream.empty(spark, feed, ctx)
         return IngestResult(with_provenance(ledger.with_load_seq(rows, None), bus).limit(0))
     ctx = with_load_seq(spark, ctx)
@@ -223,6 +228,7 @@ def consume(
     markers = [
         segment_key(bus.scheme, bus.name, p, bus.start_word, s) for p, s in fetched.starts.items()
     ]
+    markers += [segment_key(bus.scheme, bus.name, p, "end", s) for p, s in fetched.ends.items()]
     markers += [_gap_key(bus, g) for g in fetched.gaps]
     segments += [_segment(feed, key, 0, 0, now_ns) for key in markers]
     counts: dict[str, ledger.FileCounts] = {k: ledger.FileCounts(0, 0, 0) for k in markers}
@@ -249,6 +255,12 @@ def consume(
 
 
 def _gap_key(bus: Bus, gap: Gap) -> str:
+    """``gap-<next position>``; for a shard lost whole, ``end-<position held>`` (the
+    shard is finished: the gap is recorded once, docs/streams.md)."""
+    if gap.ends_partition:
+        held = str(max(int(gap.first) - 1, 0))
+        return segment_key(bus.scheme, bus.name, gap.partition, "end", held)
+    assert gap.last is not None, "a gap that does not end its partition has a last position"
     return segment_key(bus.scheme, bus.name, gap.partition, "gap", str(int(gap.last) + 1))
 
 
@@ -258,16 +270,25 @@ def _record_gaps(
     from pyspark.sql import functions as F
 
     rows = [
-        (feed.name, _gap_key(bus, g), g.partition, g.first, g.last, g.missing, ingested_at)
+        (
+            feed.name,
+            _gap_key(bus, g),
+            g.partition,
+            g.first,
+            g.last,
+            g.missing,
+            ingested_at,
+            g.reason,
+        )
         for g in gaps
     ]
     spark.createDataFrame(
         rows,
         "feed string, _source_file string, partition string, first_missing string, "
-        "last_missing string, missing bigint, detected_at string",
-    ).select(*[c for c, _ in GAPS_COLUMNS[:-1]], F.col("detected_at").cast("timestamp")).writeTo(
-        GAPS
-    ).append()
+        "last_missing string, missing bigint, detected_at string, reason string",
+    ).select(
+        *[F.col(c).cast(t) for c, t in GAPS_COLUMNS],
+    ).writeTo(GAPS).append()
 
 
 def with_provenance(rows: DataFrame, bus: Bus) -> DataFrame:

@@ -7,6 +7,9 @@ kept (the ingestion ledger, committed with the rows) is the feed kinds' business
 """
 
 from floe.streams.records import (
+    RETENTION,
+    SHARD_EXPIRED,
+    SHARD_GONE,
     Fetched,
     Gap,
     PositionKey,
@@ -18,6 +21,9 @@ from floe.streams.records import (
 )
 
 __all__ = [
+    "RETENTION",
+    "SHARD_EXPIRED",
+    "SHARD_GONE",
     "Fetched",
     "Gap",
     "PositionKey",

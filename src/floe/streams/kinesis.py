@@ -11,6 +11,14 @@ the stream's retention trimmed the shard past floe's position), the records betw
 and the first one returned may have expired unread: a :class:`~floe.streams.Gap`
 (``missing`` unknown, as Kinesis sequence numbers are not contiguous) is reported and
 the read goes on from the oldest record left (docs/streams.md, "Retention gaps").
+
+Whole shards: a closed shard read to its end is *finished* (an ``ends`` entry the
+ledger keeps as an ``end`` segment) and never read again. A shard floe holds a
+position in that is not finished yet is lost whole when it is no longer listed (the
+stream's retention outlived it: :data:`~floe.streams.records.SHARD_GONE`) or when it
+is closed and its position's record and every one after it expired
+(:data:`~floe.streams.records.SHARD_EXPIRED`): either way a :class:`Gap` that ends
+the shard, never a silent skip.
 """
 
 from __future__ import annotations
@@ -19,7 +27,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from floe.streams.records import Fetched, Gap, Record, StreamSourceError
+from floe.streams.records import (
+    SHARD_EXPIRED,
+    SHARD_GONE,
+    Fetched,
+    Gap,
+    Record,
+    StreamSourceError,
+)
 
 MAX_GET_RECORDS = 10_000  # Kinesis' own per-call limit
 
@@ -32,6 +47,17 @@ class ShardPosition:
     after: str | None = None
     at_ms: int | None = None
     at_sequence: str | None = None
+    finished: bool = False  # closed and drained, or expired whole: never read again
+
+    @property
+    def held(self) -> int | None:
+        """The last sequence number accounted for (read, or in a recorded gap); None
+        before any record of the shard was."""
+        if self.after is not None:
+            return int(self.after)
+        if self.at_sequence is not None:
+            return int(self.at_sequence) - 1
+        return None
 
 
 @dataclass
@@ -85,12 +111,20 @@ class KinesisSource:
         """Records of every readable shard from its position on, at most the caps."""
         shards = self.shards()
         listed = {s["ShardId"] for s in shards}
-        drained: set[str] = set()
+        drained = {sid for sid, p in positions.items() if p.finished}
         records: dict[str, list[Record]] = {}
         starts: dict[str, str] = {}
+        ends: dict[str, str] = {}
         total = size = 0
-        gaps: list[Gap] = []
-        pending = sorted(shards, key=lambda s: s["SequenceNumberRange"]["StartingSequenceNumber"])
+        gaps = [
+            Gap(sid, _after(p.held), None, None, SHARD_GONE, ends_partition=True)
+            for sid, p in sorted(positions.items())
+            if sid not in listed and not p.finished
+        ]
+        pending = sorted(
+            (s for s in shards if s["ShardId"] not in drained),
+            key=lambda s: int(s["SequenceNumberRange"]["StartingSequenceNumber"]),
+        )
         progress = True
         while pending and progress and total < max_records and size < max_bytes:
             progress = False
@@ -113,9 +147,10 @@ class KinesisSource:
                     )
                     starts[sid] = str(int(moment.timestamp() * 1000))
                     continue
-                closed = bool(shard["SequenceNumberRange"].get("EndingSequenceNumber"))
+                ending = shard["SequenceNumberRange"].get("EndingSequenceNumber") or None
+                found = len(gaps)
                 got, done = self._read(
-                    sid, position, max_records - total, max_bytes - size, closed=closed, gaps=gaps
+                    sid, position, max_records - total, max_bytes - size, ending=ending, gaps=gaps
                 )
                 if got:
                     records[sid] = got
@@ -123,8 +158,12 @@ class KinesisSource:
                     size += sum(len(r.value) for r in got)
                 if done:
                     drained.add(sid)
+                    held = got[-1].position if got else _held(position)
+                    ended = any(g.ends_partition for g in gaps[found:])
+                    if ending is not None and held is not None and not ended:
+                        ends[sid] = held
             pending = waiting
-        return Fetched(records, gaps, starts)
+        return Fetched(records, gaps, starts, ends)
 
     def _read(
         self,
@@ -133,16 +172,19 @@ class KinesisSource:
         max_records: int,
         max_bytes: int,
         *,
-        closed: bool = False,
+        ending: str | None = None,
         gaps: list[Gap] | None = None,
     ) -> tuple[list[Record], bool]:
         """(records, whether the shard is closed and read to its end).
 
-        A closed shard is drained when its iterator ends, or (endpoints that keep
-        handing out iterators) when a read from the position finds nothing more.
-        Resuming after a sequence number reads *at* it and checks that it is still
-        there (module docstring); a retention gap is appended to ``gaps``.
+        A closed shard (``ending``: its ending sequence number) is drained when its
+        iterator ends, or (endpoints that keep handing out iterators) when a read
+        from the position finds nothing more. Resuming after a sequence number reads
+        *at* it and checks that it is still there (module docstring); a retention gap
+        is appended to ``gaps`` — one that ends the shard when a closed shard has
+        nothing left at all.
         """
+        closed = ending is not None
         client = self.client()
         iterator, check = self._iterator(shard, position)
         out: list[Record] = []
@@ -176,7 +218,12 @@ class KinesisSource:
                 size += len(item["Data"])
             iterator = page.get("NextShardIterator")
             if not page["Records"]:
-                return out, iterator is None or closed
+                drained = iterator is None or closed
+                if drained and check is not None and gaps is not None:
+                    # the position's record and all after it expired: the shard is gone
+                    first = str(int(check) + 1)
+                    gaps.append(Gap(shard, first, ending, None, SHARD_EXPIRED, True))
+                return out, drained
         return out, iterator is None
 
     def _iterator(self, shard: str, position: ShardPosition | None) -> tuple[str, str | None]:
@@ -206,3 +253,13 @@ class KinesisSource:
         # record left, every record before that one counted as a possible gap.
         kwargs = {"StreamName": self.stream, "ShardId": shard, "ShardIteratorType": "TRIM_HORIZON"}
         return client.get_shard_iterator(**kwargs)["ShardIterator"], check
+
+
+def _held(position: ShardPosition | None) -> str | None:
+    held = position.held if position is not None else None
+    return None if held is None else str(held)
+
+
+def _after(held: int | None) -> str:
+    """The first sequence number after ``held`` (0: from the shard's start)."""
+    return "0" if held is None else str(held + 1)

@@ -10,14 +10,16 @@ from are a pure function of the ledger's done keys (docs/streams.md, "Positions"
 A segment that carries no records but moves a position has a word for ``<first>``:
 ``start`` (Kafka: a starting position of ``latest`` or a timestamp; ``<last>`` is the
 next offset), ``at`` (Kinesis: the same, ``<last>`` is the time in ms to start at),
-``gap`` (Kafka: offsets that expired before they were read; ``<last>`` is the next
-offset after them).
+``gap`` (offsets that expired before they were read; ``<last>`` is the next
+position after them), ``end`` (Kinesis: the shard is finished — closed and drained,
+or expired whole; ``<last>`` is the shard's position when it finished, so the marker
+counts only once the rows up to it are committed).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 SCHEMES = ("kafka", "kinesis")
@@ -50,14 +52,24 @@ class Record:
     value: bytes
 
 
+# Why positions went missing (``raw.stream_gaps.reason``).
+RETENTION = "retention"  # records before the oldest one left expired unread
+SHARD_EXPIRED = "shard_expired"  # a closed shard whose records all expired unread
+SHARD_GONE = "shard_gone"  # a shard floe held a position in is no longer listed
+
+
 @dataclass(frozen=True)
 class Gap:
     """Positions that expired before they were read (a retention gap)."""
 
     partition: str
     first: str  # first position missing
-    last: str  # last position missing
+    last: str | None  # last position missing (None: unknown, a shard gone whole)
     missing: int | None  # how many offsets (None: unknown, Kinesis)
+    reason: str = RETENTION
+    # True: nothing more will be read from the partition (the shard expired whole);
+    # its ledger marker is an ``end`` segment instead of a ``gap`` one.
+    ends_partition: bool = False
 
 
 @dataclass
@@ -69,6 +81,9 @@ class Fetched:
     # partition -> position the consumer starts from with no record read yet
     # (a starting position of ``latest`` or a timestamp): kept as a ``start`` segment.
     starts: dict[str, str]
+    # partition -> its position, for a closed shard read to its end in this fetch:
+    # kept as an ``end`` segment (the shard is not read again, even once it is gone).
+    ends: dict[str, str] = field(default_factory=dict)
 
     @property
     def count(self) -> int:

@@ -46,18 +46,23 @@ class KinesisKind(BrokerFeedKind):
 
     def positions(self, keys: Iterable[str]) -> dict[str, Any]:
         """Shard -> where to resume: after its last sequence number read; at the first
-        record after a retention gap (``gap-<seq>``); or at a start time (``at-<ms>``)."""
+        record after a retention gap (``gap-<seq>``); or at a start time (``at-<ms>``).
+        A shard whose ``end-<seq>`` marker is covered by that position (the rows up to
+        it are committed) is finished: never read again (docs/streams.md)."""
+        import dataclasses
+
         from floe.streams import parse_segment_key
         from floe.streams.kinesis import ShardPosition
 
         after: dict[str, int] = {}
         gap: dict[str, int] = {}
         at: dict[str, int] = {}
+        end: dict[str, int] = {}
         for key in keys:
             parsed = parse_segment_key(key)
             if parsed is None:
                 continue
-            found = {"at": at, "gap": gap}.get(parsed.first, after)
+            found = {"at": at, "gap": gap, "end": end}.get(parsed.first, after)
             found[parsed.partition] = max(found.get(parsed.partition, 0), int(parsed.last))
         out: dict[str, Any] = {s: ShardPosition(at_ms=ms) for s, ms in at.items()}
         out.update({s: ShardPosition(at_sequence=str(seq)) for s, seq in gap.items()})
@@ -68,6 +73,13 @@ class KinesisKind(BrokerFeedKind):
                 if s not in gap or seq >= gap[s]
             }
         )
+        for shard, seq in end.items():
+            position = out.get(shard)
+            if position is None:  # lost whole before any record of it was read
+                if seq == 0:
+                    out[shard] = ShardPosition(finished=True)
+            elif seq <= (position.held or 0):
+                out[shard] = dataclasses.replace(position, finished=True)
         return out
 
     def sequence(self, record: Record) -> str:
