@@ -297,10 +297,26 @@ def with_provenance(rows: DataFrame, bus: Bus) -> DataFrame:
     return bus.coordinates(rows)
 
 
-def gap_count(spark: SparkSession, feed: Feed) -> int:
-    """Offsets of ``feed`` that expired before floe read them (``raw.stream_gaps``)."""
+@dataclass(frozen=True)
+class GapSummary:
+    """``raw.stream_gaps`` of one feed: its gaps, the records known to be missing (Kafka
+    counts them), and the gaps whose count is unknown (Kinesis sequence numbers have
+    holes, so its rows carry a range and ``missing`` NULL)."""
+
+    gaps: int
+    missing: int
+    uncounted: int
+
+
+def gap_count(spark: SparkSession, feed: Feed) -> GapSummary:
+    """What of ``feed`` expired or was lost before floe read it (``raw.stream_gaps``)."""
     from pyspark.sql import functions as F
 
     ensure_gaps_table(spark)
-    total = spark.table(GAPS).where(F.col("feed") == feed.name).agg(F.sum("missing")).collect()
-    return int(total[0][0] or 0)
+    row = (
+        spark.table(GAPS)
+        .where(F.col("feed") == feed.name)
+        .agg(F.count("*"), F.sum("missing"), F.count_if(F.col("missing").isNull()))
+        .collect()[0]
+    )
+    return GapSummary(int(row[0]), int(row[1] or 0), int(row[2]))
