@@ -36,6 +36,8 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip uninstall --quiet -y floe 2>/dev/null || true
 	$(BIN)/python -m pip install --quiet --no-deps --config-settings editable_mode=compat -e .
 	$(BIN)/floe dev install-entry  # bin/dbt asks a warm `floe dev` first (docs/dev.md)
+	@# the driver JVM's class-data-sharing archive: Spark starts in about half the time
+	$(BIN)/floe dev spark-archive || echo "floe: no class-data-sharing archive; Spark starts slower"
 	@touch $@
 
 # Debian's JDBC drivers (Iceberg's JDBC catalog on SQLite / PostgreSQL).
