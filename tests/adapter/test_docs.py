@@ -8,6 +8,7 @@ import pytest
 from dbt.tests.adapter.basic import expected_catalog
 from dbt.tests.adapter.basic.test_docs_generate import (
     BaseDocsGenerate,
+    BaseDocsGenReferences,
     macros__dummy_test_sql,
     macros__macro_md,
     macros__schema_yml,
@@ -51,6 +52,37 @@ class TestDocsGenerateFloe(BaseDocsGenerate):
                 node["metadata"]["owner"] = None
         # floe reads the catalog from Iceberg metadata (floe.docsite.catalog): tables carry
         # their current snapshot's statistics, views their version's time.
+        for node in [*catalog["nodes"].values(), *catalog["sources"].values()]:
+            node["stats"] = floe_stats(node["metadata"]["type"])
+        return catalog
+
+
+class TestDocsGenReferencesFloe(BaseDocsGenReferences):
+    @pytest.fixture(scope="class")
+    def macros(self):
+        return {
+            "schema.yml": macros__schema_yml,
+            "macro.md": macros__macro_md,
+            "dummy_test.sql": macros__dummy_test_sql,
+            "generate_schema_name.sql": DBT_SCHEMA_NAMING,
+        }
+
+    @pytest.fixture(scope="class")
+    def expected_catalog(self, project):
+        catalog = expected_catalog.expected_references_catalog(
+            project,
+            role=getpass.getuser(),
+            id_type="bigint",
+            text_type="string",
+            time_type="timestamp",
+            bigint_type="bigint",
+            view_type="view",
+            table_type="table",
+            model_stats=expected_catalog.no_stats(),
+        )
+        for node in catalog["nodes"].values():
+            if node["metadata"]["type"] == "view":
+                node["metadata"]["owner"] = None
         for node in [*catalog["nodes"].values(), *catalog["sources"].values()]:
             node["stats"] = floe_stats(node["metadata"]["type"])
         return catalog

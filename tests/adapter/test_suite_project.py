@@ -41,13 +41,6 @@ from dbt.tests.adapter.sample_mode.test_sample_mode import BaseSampleModeTest
 from dbt.tests.adapter.simple_copy.test_simple_copy import EmptyModelsArentRunBase, SimpleCopyBase
 from dbt.tests.util import run_dbt
 
-# Not yet run green on floe's adapter (the session that added the class ran out of
-# time on a loaded machine): un-skip after one green run.
-UNVERIFIED = pytest.mark.skip(
-    reason="not yet verified on floe's adapter: un-skip after a green run"
-)
-
-
 # The suite's string_literal macro dispatches per adapter: Spark's spelling of it.
 ALIAS_MACROS = {
     "cast.sql": """

@@ -45,12 +45,6 @@ from dbt.tests.adapter.utils.test_string_literal import BaseStringLiteral
 from dbt.tests.adapter.utils.test_timestamps import BaseCurrentTimestamps
 from dbt.tests.adapter.utils.test_validate_sql import BaseValidateSqlMethod
 
-# Not yet run green on floe's adapter (the session that added the class ran out of
-# time on a loaded machine): un-skip after one green run.
-UNVERIFIED = pytest.mark.skip(
-    reason="not yet verified on floe's adapter: un-skip after a green run"
-)
-
 
 class TestAnyValueFloe(BaseAnyValue):
     pass
@@ -113,7 +107,6 @@ class TestArrayAppendFloe(BaseArrayAppend):
     pass
 
 
-@UNVERIFIED
 class TestArrayConcatFloe(BaseArrayConcat):
     pass
 
@@ -228,7 +221,6 @@ class TestSplitPartFloe(BaseSplitPart):
     pass
 
 
-@UNVERIFIED
 class TestCurrentTimestampsFloe(BaseCurrentTimestamps):
     # Spark has one timestamp type and no `at time zone` backcompat macros: dbt-spark's
     # fixture, current_timestamp() alone
