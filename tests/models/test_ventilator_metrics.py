@@ -80,3 +80,13 @@ def test_second_build_commits_nothing_and_a_new_file_is_applied(spark, lakehouse
     assert _commits(spark) == commits + 1, "one commit: only the current month's batch changed"
     days = spark.sql(f"select count(distinct to_date(eventtime)) from {MART}").first()[0]
     assert days == 2
+
+    # The data test passes on the reconciled mart, and names the month when the mart is
+    # short (a gap between builds longer than the lookback would leave raw rows out).
+    check = ["test", "-s", "assert_ventilator_metrics_has_every_raw_row"]
+    dbt(check)
+    spark.sql(f"delete from {MART} where ventilatorid % 2 = 0")
+    short = dbt(check, expect_success=False)
+    assert not short.success
+    (failed,) = [r for r in short.result.results if r.status == "fail"]
+    assert failed.failures == 1  # one ingest month short

@@ -25,16 +25,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from floe.runtime.settings import Settings
 
-# The JVM options that use an archive: silent whether it maps or not.
-_USE = "-XX:SharedArchiveFile={path} -Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
+# The JVM options that write the archive as the JVM exits (quietly).
 _DUMP = "-XX:ArchiveClassesAtExit={path} -Xlog:cds=off -Xlog:cds+dynamic=off"
-
-
-def java_options(archive: Path | None) -> str:
-    """The driver's JVM options for ``archive`` ("" if there is none to use)."""
-    if archive is None or not archive.is_file():
-        return ""
-    return _USE.format(path=archive)
 
 
 class ArchiveError(RuntimeError):

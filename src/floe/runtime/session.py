@@ -21,7 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from floe.runtime.cds import java_options
 from floe.runtime.jars import resolve_jars
 from floe.runtime.settings import Settings
 
@@ -74,6 +73,18 @@ def add_session_hook(hook: SessionHook) -> None:
 def session_settings() -> Settings | None:
     """The settings of this process's running floe session (None before one started)."""
     return _SESSION_SETTINGS
+
+
+# The driver's JVM options for a class-data-sharing archive (floe.runtime.cds writes
+# it): silent whether the archive maps or not (another class path, a corrupt file).
+_CDS = "-XX:SharedArchiveFile={path} -Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
+
+
+def java_options(archive: Path | None) -> str:
+    """The driver's JVM options for ``archive`` ("" if there is none to use)."""
+    if archive is None or not archive.is_file():
+        return ""
+    return _CDS.format(path=archive)
 
 
 def spark_conf(settings: Settings) -> dict[str, str]:
