@@ -24,68 +24,61 @@ DBT_SCHEMA_NAMING = """
 """
 
 
+# The suite's macros, plus dbt's schema naming.
+DOCS_MACROS = {
+    "schema.yml": macros__schema_yml,
+    "macro.md": macros__macro_md,
+    "dummy_test.sql": macros__dummy_test_sql,
+    "generate_schema_name.sql": DBT_SCHEMA_NAMING,
+}
+# dbt's expected-catalog arguments as Iceberg on Spark answers them.
+CATALOG_TYPES = {
+    "id_type": "bigint",
+    "text_type": "string",
+    "time_type": "timestamp",
+    "view_type": "view",
+    "table_type": "table",
+    "model_stats": expected_catalog.no_stats(),
+}
+
+
+def floe_catalog(catalog: dict) -> dict:
+    """dbt's expected catalog as floe reads it from Iceberg metadata (floe.docsite.catalog):
+    views record no owner (DESCRIBE shows none: null, not dbt-spark's 'None'); tables carry
+    their current snapshot's statistics, views their version's time."""
+    for node in catalog["nodes"].values():
+        if node["metadata"]["type"] == "view":
+            node["metadata"]["owner"] = None
+    for node in [*catalog["nodes"].values(), *catalog["sources"].values()]:
+        node["stats"] = floe_stats(node["metadata"]["type"])
+    return catalog
+
+
 class TestDocsGenerateFloe(BaseDocsGenerate):
     @pytest.fixture(scope="class")
     def macros(self):
-        return {
-            "schema.yml": macros__schema_yml,
-            "macro.md": macros__macro_md,
-            "dummy_test.sql": macros__dummy_test_sql,
-            "generate_schema_name.sql": DBT_SCHEMA_NAMING,
-        }
+        return DOCS_MACROS
 
     @pytest.fixture(scope="class")
     def expected_catalog(self, project):
-        catalog = expected_catalog.base_expected_catalog(
-            project,
-            role=getpass.getuser(),  # Iceberg records the creating process's user
-            id_type="bigint",
-            text_type="string",
-            time_type="timestamp",
-            view_type="view",
-            table_type="table",
-            model_stats=expected_catalog.no_stats(),
+        # role: Iceberg records the creating process's user
+        return floe_catalog(
+            expected_catalog.base_expected_catalog(project, role=getpass.getuser(), **CATALOG_TYPES)
         )
-        # Iceberg views record no owner (DESCRIBE shows none): null, not dbt-spark's 'None'.
-        for node in catalog["nodes"].values():
-            if node["metadata"]["type"] == "view":
-                node["metadata"]["owner"] = None
-        # floe reads the catalog from Iceberg metadata (floe.docsite.catalog): tables carry
-        # their current snapshot's statistics, views their version's time.
-        for node in [*catalog["nodes"].values(), *catalog["sources"].values()]:
-            node["stats"] = floe_stats(node["metadata"]["type"])
-        return catalog
 
 
 class TestDocsGenReferencesFloe(BaseDocsGenReferences):
     @pytest.fixture(scope="class")
     def macros(self):
-        return {
-            "schema.yml": macros__schema_yml,
-            "macro.md": macros__macro_md,
-            "dummy_test.sql": macros__dummy_test_sql,
-            "generate_schema_name.sql": DBT_SCHEMA_NAMING,
-        }
+        return DOCS_MACROS
 
     @pytest.fixture(scope="class")
     def expected_catalog(self, project):
-        catalog = expected_catalog.expected_references_catalog(
-            project,
-            role=getpass.getuser(),
-            id_type="bigint",
-            text_type="string",
-            time_type="timestamp",
-            bigint_type="bigint",
-            view_type="view",
-            table_type="table",
-            model_stats=expected_catalog.no_stats(),
+        return floe_catalog(
+            expected_catalog.expected_references_catalog(
+                project, role=getpass.getuser(), bigint_type="bigint", **CATALOG_TYPES
+            )
         )
-        for node in catalog["nodes"].values():
-            if node["metadata"]["type"] == "view":
-                node["metadata"]["owner"] = None
-        for node in [*catalog["nodes"].values(), *catalog["sources"].values()]:
-            node["stats"] = floe_stats(node["metadata"]["type"])
-        return catalog
 
 
 def _stat(key: str, label: str, value: object) -> dict:
