@@ -29,6 +29,20 @@ def copy_project(to: Path) -> Path:
     return to
 
 
+def slim_ci_build(project: Path, ci_args: list[str]):  # type: ignore[no-untyped-def]
+    """The workflow's build: the change and its descendants into ci_* schemas, deferring
+    everything else to the production state."""
+    from floe.dbt_runner import run_dbt
+
+    return run_dbt(
+        ["build", "-s", "state:modified+", "--defer", *ci_args],
+        vars={"schema_prefix": "ci_"},
+        project=project,
+        profiles_dir=project / "profiles",
+        quiet=True,
+    )
+
+
 def executed(target: Path) -> dict[str, str]:
     results = json.loads((target / "run_results.json").read_text())["results"]
     return {r["unique_id"]: r["status"] for r in results}
@@ -68,13 +82,7 @@ def test_state_modified_plus_with_defer_builds_only_the_change_and_its_descendan
         "floe.staging.dms.stg_dms__mlb_data",
     ]
 
-    ci = run_dbt(
-        ["build", "-s", "state:modified+", "--defer", *ci_args],
-        vars={"schema_prefix": "ci_"},
-        project=project,
-        profiles_dir=project / "profiles",
-        quiet=True,
-    )
+    ci = slim_ci_build(project, ci_args)
     assert ci.success, ci.failures or ci.exception
     ran = executed(ci_target)
     models = {uid for uid in ran if uid.startswith("model.")}
@@ -138,13 +146,7 @@ def test_defer_builds_a_changed_table_mart_reading_production_upstreams(lakehous
     ci_target = tmp_path / "ci-target"
     ci_args = ["--state", str(prod_target), "--target-path", str(ci_target)]
     for attempt in (1, 2):  # the second run has the same inputs: the fingerprint skip
-        ci = run_dbt(
-            ["build", "-s", "state:modified+", "--defer", *ci_args],
-            vars={"schema_prefix": "ci_"},
-            project=project,
-            profiles_dir=project / "profiles",
-            quiet=True,
-        )
+        ci = slim_ci_build(project, ci_args)
         assert ci.success, (attempt, ci.failures or ci.exception)
         assert {uid for uid in executed(ci_target) if uid.startswith("model.")} == {
             "model.floe.weather_reports"
