@@ -22,19 +22,13 @@ CHILD = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from pyspark.sql import SparkSession
-    from floe.runtime.session import spark_conf
+    from floe.runtime.session import session_builder
     from floe.runtime.settings import Settings
 
     home, archive, log = sys.argv[1:4]
     Path(home).mkdir(parents=True, exist_ok=True)
     settings = Settings.from_env({"FLOE_HOME": home, "FLOE_SPARK_CDS": archive})
-    builder = SparkSession.builder
-    for key, value in spark_conf(settings).items():
-        if key == "spark.driver.extraJavaOptions":
-            value = f"{value} -Xlog:class+load=info:file={log}"
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark = session_builder(settings, f"-Xlog:class+load=info:file={log}").getOrCreate()
     spark.sql("create namespace if not exists staging")
     spark.sql("create table staging.t (a int) using iceberg")
     spark.sql("insert into staging.t values (1)")

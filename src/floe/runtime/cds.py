@@ -65,16 +65,10 @@ def _workload(settings: Settings, dump_to: Path) -> None:
     """Start a session that dumps its classes to ``dump_to`` at exit, run a build's
     first statements, and let the JVM exit."""
     from pyspark import SparkContext
-    from pyspark.sql import SparkSession
 
-    from floe.runtime.session import spark_conf
+    from floe.runtime.session import session_builder
 
-    builder = SparkSession.builder
-    for key, value in spark_conf(settings).items():
-        if key == "spark.driver.extraJavaOptions":
-            value = f"{value} {_DUMP.format(path=dump_to)}"
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark = session_builder(settings, _DUMP.format(path=dump_to)).getOrCreate()
     for statement in (
         "create namespace if not exists staging",
         "create table staging.cds_t (id bigint, name string, ts timestamp) using iceberg "

@@ -191,7 +191,7 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
         spark = _take_prestarted()
         if spark is None:
             _child_environment(s)
-            spark = _builder(s).getOrCreate()
+            spark = session_builder(s).getOrCreate()
         if spark not in _READY:
             spark.sparkContext.setLogLevel(s.spark_log_level)
             ensure_schemas(spark)
@@ -228,7 +228,7 @@ def prestart(settings: Settings) -> bool:
 
 def _prestart_run(settings: Settings) -> None:
     try:
-        _PRESTARTED.append(_builder(settings).getOrCreate())
+        _PRESTARTED.append(session_builder(settings).getOrCreate())
     except BaseException as exc:  # kept for get_spark, which starts anew
         _PRESTART_ERROR.append(exc)
 
@@ -269,11 +269,15 @@ def _child_environment(settings: Settings) -> None:
     os.environ.setdefault("SPARK_LOCAL_IP", settings.driver_host)
 
 
-def _builder(settings: Settings) -> SparkSession.Builder:
+def session_builder(settings: Settings, java_options: str = "") -> SparkSession.Builder:
+    """A builder with floe's conf (:func:`spark_conf`); ``java_options`` are added to the
+    driver's (the class-data-sharing writer's dump option, a test's class-load log)."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
     for key, value in spark_conf(settings).items():
+        if key == "spark.driver.extraJavaOptions" and java_options:
+            value = f"{value} {java_options}"
         builder = builder.config(key, value)
     return builder
 
