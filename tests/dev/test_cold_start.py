@@ -62,6 +62,59 @@ def test_only_a_cold_dbt_command_that_connects_prestarts(
     assert started == [settings] * 8
 
 
+def test_floes_dbt_entry_prestarts_by_the_subcommand_before_importing_dbt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[Settings] = []
+    monkeypatch.setattr(coldstart, "prestart", lambda s: started.append(s) or True)
+    settings = _settings(tmp_path)
+    for command in ("parse", "ls", "deps", "clean", "docs", None):
+        assert not coldstart.prestart_for_command(command, settings), command
+    assert not coldstart.prestart_for_command("run", _settings(tmp_path, FLOE_SPARK_PRESTART="0"))
+    monkeypatch.setattr(client, "SERVING", True)
+    assert not coldstart.prestart_for_command("run", settings)
+    monkeypatch.setattr(client, "SERVING", False)
+    assert started == []
+    assert coldstart.prestart_for_command("build", settings)
+    assert started == [settings]
+
+
+def test_the_entry_prestarts_only_for_a_project_whose_profile_uses_floe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, profiles, home = tmp_path / "p", tmp_path / "profiles", tmp_path / "home"
+    for directory in (project, profiles, home / ".dbt"):
+        directory.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    (project / "dbt_project.yml").write_text("name: p\nprofile: mine\n")
+    floe_profile = "mine:\n  target: x\n  outputs:\n    x: {type: floe, method: session}\n"
+    duck_profile = "mine:\n  target: x\n  outputs:\n    x: {type: duckdb}\n"
+    (profiles / "profiles.yml").write_text(floe_profile)
+    (home / ".dbt" / "profiles.yml").write_text(duck_profile)
+
+    uses = coldstart.uses_floe_profile
+    assert uses([], {"DBT_PROFILES_DIR": str(profiles)}, project)
+    assert uses(["run", "--profiles-dir", str(profiles)], {}, tmp_path / "elsewhere" / "x") is False
+    assert uses(["run", f"--project-dir={project}", "--profiles-dir", str(profiles)], {}, tmp_path)
+    assert uses([], {"DBT_PROJECT_DIR": str(project), "DBT_PROFILES_DIR": str(profiles)}, tmp_path)
+    assert not uses([], {}, project)  # ~/.dbt's profile of that name is duckdb's
+    (project / "profiles.yml").write_text(floe_profile)
+    assert uses([], {}, project)  # the project's own profiles.yml comes before ~/.dbt
+    (project / "dbt_project.yml").write_text("name: p\nprofile: \"{{ env_var('P') }}\"\n")
+    assert not uses([], {"DBT_PROFILES_DIR": str(profiles)}, project)  # unclear: no
+    (project / "dbt_project.yml").write_text("name: p\nprofile: [broken\n")
+    assert not uses([], {"DBT_PROFILES_DIR": str(profiles)}, project)
+
+    started: list[str] = []
+    monkeypatch.setattr(coldstart, "prestart_for_command", lambda c: started.append(c) or True)
+    (project / "dbt_project.yml").write_text("name: p\nprofile: mine\n")
+    env = {"DBT_PROFILES_DIR": str(profiles)}
+    assert not coldstart.prestart_for_entry("parse", ["parse"], env, project)
+    assert coldstart.prestart_for_entry("run", ["run"], env, project)
+    assert not coldstart.prestart_for_entry("run", ["run"], {}, tmp_path)  # no project here
+    assert started == ["run"]
+
+
 def test_the_setting_defaults_on_and_reads_booleans(tmp_path: Path) -> None:
     assert _settings(tmp_path).spark_prestart is True
     assert _settings(tmp_path, FLOE_SPARK_PRESTART="0").spark_prestart is False

@@ -13,6 +13,11 @@ schemas, hooks).
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
 
 from floe.dev import client
 from floe.runtime.session import prestart
@@ -61,7 +66,18 @@ def prestart_for_dbt_cli(settings: Settings | None = None) -> bool:
     """
     if client.SERVING or not sys.argv or not client.is_dbt_cli(sys.argv[0]):
         return False
-    if dbt_command() not in CONNECTING_COMMANDS:
+    return prestart_for_command(dbt_command(), settings)
+
+
+def prestart_for_command(command: str | None, settings: Settings | None = None) -> bool:
+    """Start Spark in the background for the cold dbt ``command``, if it connects.
+
+    floe's ``dbt`` entry (:mod:`floe.dev.entry`) calls it with the subcommand of its
+    command line *before* importing dbt (1-2 s of CPU), so the JVM starts while dbt
+    imports, not after; the adapter plug-in's later call then finds it started and does
+    nothing. Returns whether a start was begun.
+    """
+    if client.SERVING or command not in CONNECTING_COMMANDS:
         return False
     if settings is None:
         try:
@@ -71,3 +87,60 @@ def prestart_for_dbt_cli(settings: Settings | None = None) -> bool:
     if not settings.spark_prestart:
         return False
     return prestart(settings)
+
+
+def _option(argv: Sequence[str], name: str) -> str | None:
+    """The value of ``--name value`` / ``--name=value`` on a dbt command line."""
+    for index, arg in enumerate(argv):
+        if arg == name and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError):
+        return None
+
+
+def uses_floe_profile(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> bool:
+    """Whether the dbt project this command line runs uses a floe profile.
+
+    Read cheaply, before dbt is imported, as dbt finds them: the project in
+    ``--project-dir``, ``DBT_PROJECT_DIR`` or ``cwd``; its profile in ``profiles.yml``
+    of ``--profiles-dir``, ``DBT_PROFILES_DIR``, the project or ``~/.dbt``. True when
+    one of that profile's outputs is ``type: floe``; False when anything is unclear
+    (the adapter plug-in then prestarts a little later, as before).
+    """
+    project_dir = Path(_option(argv, "--project-dir") or env.get("DBT_PROJECT_DIR") or cwd)
+    project = _yaml(project_dir.expanduser() / "dbt_project.yml")
+    name = project.get("profile") if isinstance(project, dict) else None
+    if not isinstance(name, str) or "{" in name:
+        return False
+    given = _option(argv, "--profiles-dir") or env.get("DBT_PROFILES_DIR")
+    dirs = [Path(given)] if given else [project_dir, Path("~/.dbt")]
+    for directory in dirs:
+        path = directory.expanduser() / "profiles.yml"
+        if path.is_file():
+            profiles = _yaml(path)
+            profile = profiles.get(name) if isinstance(profiles, dict) else None
+            outputs = profile.get("outputs") if isinstance(profile, dict) else None
+            if not isinstance(outputs, dict):
+                return False
+            return any(
+                isinstance(output, dict) and output.get("type") == "floe"
+                for output in outputs.values()
+            )
+    return False
+
+
+def prestart_for_entry(
+    command: str | None, argv: Sequence[str], env: Mapping[str, str], cwd: Path
+) -> bool:
+    """floe's ``dbt`` entry: prestart for ``command`` if the project uses floe."""
+    if command not in CONNECTING_COMMANDS or not uses_floe_profile(argv, env, cwd):
+        return False
+    return prestart_for_command(command)

@@ -11,6 +11,7 @@ asked). ``floe dev install-entry`` writes it as the environment's ``bin/dbt``
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 # dbt subcommands that open the project's profile (and so would reach the plug-in).
 FORWARDED = frozenset(
@@ -36,6 +37,11 @@ def main() -> int:
         code = client.try_forward(argv)
         if code is not None:
             return code
+        # Cold: the JVM starts now, while dbt imports (docs/decisions/0043-cold-start.md).
+        from floe.dev.coldstart import prestart_for_entry
+        from floe.runtime.settings import child_environment
+
+        prestart_for_entry(subcommand(argv), argv, child_environment({}), Path.cwd())
     from dbt.cli.main import cli
 
     sys.argv[0] = sys.argv[0].removesuffix(".exe")
