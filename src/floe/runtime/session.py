@@ -209,8 +209,9 @@ def prestart(settings: Settings) -> bool:
     A cold ``dbt`` command calls it from the adapter plug-in, so the JVM starts while
     dbt imports its adapter, parses the project and plans the run (ADR 0043, "Cold
     start"); the first :func:`get_spark` waits for it and then does the rest as always
-    (schemas, hooks). The thread touches no catalog (Spark loads a catalog on its first
-    statement), so it needs no writer lock. Returns False, doing nothing, when a
+    (schemas, hooks). The thread writes nothing to the catalog, so it needs no writer
+    lock: it only reads an existing one once (loading it is the first statement's cost),
+    and leaves a catalog whose tables do not exist yet alone. Returns False, doing nothing, when a
     session is already running or being started. A failed prestart is forgotten:
     ``get_spark`` then starts the session itself and reports the error as always.
     """
