@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -770,6 +770,7 @@ def compute_metrics(
     analyzers: Sequence[Analyzer],
     *,
     cache: bool = False,
+    concurrent: bool = True,
 ) -> list[Metric]:
     """All metrics of `analyzers` on `df`: one aggregation for the scan analyzers, one
     query for the sketches (a groupBy per sketch column and filter), one groupBy per
@@ -778,6 +779,11 @@ def compute_metrics(
     `cache=True` persists `df` when more than one pass is planned (a DataFrame that is
     costly to compute twice); off by default: on Iceberg/Parquet each pass reads only
     its columns, which costs less than materialising the table in memory.
+
+    `concurrent=True` (the default) submits the passes as concurrent Spark jobs, so one
+    pass's tasks fill the cores another leaves idle (its last task, its shuffle, the
+    driver's planning and collecting) — the same work, the same values
+    (docs/decisions/0053-checks-passes-run-concurrently.md); `False` runs them in turn.
     """
     from pyspark import StorageLevel
 
@@ -787,11 +793,15 @@ def compute_metrics(
     if cached:
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        values: dict[tuple, float | None] = {}
-        values.update(_run_scan(df, the_plan.scan))
-        values.update(_run_sketches(df, the_plan.sketch))
+        frame = df
+        passes: list[Callable[[], dict[tuple, float | None]]] = []
+        if the_plan.scan:
+            passes.append(lambda: _run_scan(frame, the_plan.scan))
+        if the_plan.sketch:
+            passes.append(lambda: _run_sketches(frame, the_plan.sketch))
         for columns, group in the_plan.grouping.items():
-            values.update(_run_grouping(df, columns, group))
+            passes.append(lambda c=columns, g=group: _run_grouping(frame, c, g))
+        values = _run_passes(passes, concurrent=concurrent)
     finally:
         if cached:
             df.unpersist()
@@ -801,6 +811,30 @@ def compute_metrics(
             emitted.add(analyzer.key())
             out.append(Metric(analyzer, values[analyzer.key()]))
     return out
+
+
+def _run_passes(
+    passes: Sequence[Callable[[], dict[tuple, float | None]]], *, concurrent: bool
+) -> dict[tuple, float | None]:
+    """Every pass's values: in turn, or as concurrent Spark jobs, one thread each.
+
+    The threads inherit the caller's Spark local properties (job group, scheduler pool,
+    description), so a caller's job group still names every job of the run. Every pass
+    is awaited; the first failure (in pass order) is raised, after the others ended."""
+    values: dict[tuple, float | None] = {}
+    if not concurrent or len(passes) < 2:
+        for run in passes:
+            values.update(run())
+        return values
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pyspark.util import inheritable_thread_target
+
+    with ThreadPoolExecutor(max_workers=len(passes), thread_name_prefix="floe-dq") as pool:
+        futures = [pool.submit(inheritable_thread_target(run)) for run in passes]
+    for future in futures:
+        values.update(future.result())
+    return values
 
 
 def _aggregate_columns(
