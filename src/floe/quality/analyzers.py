@@ -51,6 +51,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -793,14 +794,13 @@ def compute_metrics(
     if cached:
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        frame = df
         passes: list[Callable[[], dict[tuple, float | None]]] = []
         if the_plan.scan:
-            passes.append(lambda: _run_scan(frame, the_plan.scan))
+            passes.append(partial(_run_scan, df, the_plan.scan))
         if the_plan.sketch:
-            passes.append(lambda: _run_sketches(frame, the_plan.sketch))
+            passes.append(partial(_run_sketches, df, the_plan.sketch))
         for columns, group in the_plan.grouping.items():
-            passes.append(lambda c=columns, g=group: _run_grouping(frame, c, g))
+            passes.append(partial(_run_grouping, df, columns, group))
         values = _run_passes(passes, concurrent=concurrent)
     finally:
         if cached:
