@@ -419,10 +419,19 @@ def test_concurrent_passes_give_the_values_of_passes_in_turn(spark, df):
     assert _jobs(spark, lambda: compute_metrics(df, analyzers)) == jobs_in_turn
 
 
-def test_a_failing_pass_fails_the_run_after_the_others_ended(df):
-    """A pass that fails raises its own error from the caller's thread, not a partial result."""
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Compliance(predicate="no_such_column > 0"),  # the scan pass, in the caller's thread
+        ApproxQuantile(("amount",), where="no_such_column > 0"),  # the sketches, on a pass thread
+        Uniqueness(("id",), where="no_such_column > 0"),  # a grouping, on a pass thread
+    ],
+)
+def test_a_failing_pass_fails_the_run_after_the_others_ended(df, bad):
+    """A pass that fails raises its own error in the caller, not a partial result."""
     from pyspark.errors import AnalysisException
 
-    bad = [Compliance(predicate="no_such_column > 0"), *SKETCHES, Uniqueness(("id",))]
+    analyzers = [*SCAN_ONLY, *SKETCHES, Distinctness(("country",)), bad]
+    assert plan(analyzers).passes >= 3
     with pytest.raises(AnalysisException, match="no_such_column"):
-        compute_metrics(df, bad)
+        compute_metrics(df, analyzers)

@@ -49,7 +49,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -813,25 +815,47 @@ def compute_metrics(
     return out
 
 
+# Threads that run a check run's extra passes, shared by every run of the process: under
+# PySpark's pinned thread mode each Python thread that calls Spark holds its own gateway
+# connection and JVM thread, so the threads are kept and reused rather than made and
+# dropped by every run. Three: a run with more passes (several uniqueness column sets)
+# queues the rest; two cores gain nothing from more concurrent jobs.
+PASS_THREADS = 3
+_pass_pool: ThreadPoolExecutor | None = None
+_pass_pool_lock = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _pass_pool
+    with _pass_pool_lock:
+        if _pass_pool is None:
+            _pass_pool = ThreadPoolExecutor(max_workers=PASS_THREADS, thread_name_prefix="floe-dq")
+        return _pass_pool
+
+
 def _run_passes(
     passes: Sequence[Callable[[], dict[tuple, float | None]]], *, concurrent: bool
 ) -> dict[tuple, float | None]:
-    """Every pass's values: in turn, or as concurrent Spark jobs, one thread each.
+    """Every pass's values: in turn, or as concurrent Spark jobs — the first pass in the
+    caller's thread, the others on the shared pass threads.
 
-    The threads inherit the caller's Spark local properties (job group, scheduler pool,
-    description), so a caller's job group still names every job of the run. Every pass
-    is awaited; the first failure (in pass order) is raised, after the others ended."""
+    The pass threads take the caller's Spark local properties (job group, scheduler pool,
+    description) for each pass, so a caller's job group still names every job of the run.
+    Every pass is awaited; the first failure (in pass order) is raised after the others
+    ended."""
     values: dict[tuple, float | None] = {}
     if not concurrent or len(passes) < 2:
         for run in passes:
             values.update(run())
         return values
-    from concurrent.futures import ThreadPoolExecutor
-
     from pyspark.util import inheritable_thread_target
 
-    with ThreadPoolExecutor(max_workers=len(passes), thread_name_prefix="floe-dq") as pool:
-        futures = [pool.submit(inheritable_thread_target(run)) for run in passes]
+    pool = _pool()
+    futures = [pool.submit(inheritable_thread_target(run)) for run in passes[1:]]
+    try:
+        values.update(passes[0]())
+    finally:
+        wait(futures)
     for future in futures:
         values.update(future.result())
     return values
