@@ -11,7 +11,9 @@ Baselines, all on the same Iceberg table (written once into a temporary lakehous
 - `count(*)` with Iceberg's aggregate push-down off: a scan that decodes no column;
 - `20 queries`: each check's metric computed by its own aggregation.
 
-The one pass, the full scan and the 20 queries are timed in turns (a b c a b c ...), then
+The one pass, the same with its passes in turn (``concurrent=False``, what floe ran
+before docs/decisions/0053-checks-passes-run-concurrently.md), the full scan and the 20
+queries are timed in turns (a b c a b c ...), then
 the parts of the one pass each alone, in turns again: the scan aggregation, the same
 without its regular expressions (pattern_match, data_type), the sketches (one
 code-generated groupBy per column) and each sketch alone, beside Spark's own sketch
@@ -291,6 +293,7 @@ def main() -> None:
         {
             "full": full_scan,
             "one_pass": lambda: compute_metrics(table, analyzers),
+            "in_turn": lambda: compute_metrics(table, analyzers, concurrent=False),
             "separate": lambda: [compute_metrics(table, [a]) for a in analyzers],
         }
     )
@@ -333,6 +336,10 @@ def main() -> None:
         f"floe one pass, 20 checks        {one_pass:8.2f}s  "
         f"(scan agg + sketch groupBys; {jobs_one_pass} Spark jobs)"
     )
+    print(
+        f"  its passes in turn            {t['in_turn']:8.2f}s  "
+        f"(concurrent=False: before; concurrent / in turn {one_pass / t['in_turn']:.2f}x)"
+    )
     print(f"20 separate queries             {separate:8.2f}s")
     print("where the one pass goes (each part alone, side by side in a second round):")
     print(f"  full scan of the 8 columns    {parts['full']:8.2f}s")
@@ -373,6 +380,7 @@ def main() -> None:
         f"{'met' if speedup >= 5 else f'missed by {5 / speedup:.2f}x'})"
     )
     print(f"ratio verify / full 8-column scan   {parts['verify'] / parts['full']:6.2f}x")
+    print(f"ratio passes in turn / full scan    {t['in_turn'] / full:6.2f}x  (before)")
     print(_load())
     if failed:
         print("unexpected failed checks:", *failed, sep="\n  ")

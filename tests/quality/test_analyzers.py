@@ -402,3 +402,36 @@ def test_data_types_of_one_column_share_one_classification_per_row(df):
     physical = frame._jdf.queryExecution().executedPlan().toString()
     assert physical.count("RLIKE") == 2, physical  # the integral and the fractional pattern
     assert [m.value for m in compute_metrics(df, kinds)] == pytest.approx([0.25] * 4)
+
+
+def test_concurrent_passes_give_the_values_of_passes_in_turn(spark, df):
+    """The scan aggregation, the sketches and the groupings run as concurrent Spark jobs
+    by default: the same values as one after the other, and a caller's job group still
+    names every job (the threads inherit the Spark local properties)."""
+    analyzers = [*SCAN_ONLY, *SKETCHES, Uniqueness(("id",)), Distinctness(("country",))]
+    assert plan(analyzers).passes == 4
+    in_turn = [m.value for m in compute_metrics(df, analyzers, concurrent=False)]
+    at_once = [m.value for m in compute_metrics(df, analyzers)]
+    assert at_once == in_turn
+    assert None not in at_once
+    jobs_in_turn = _jobs(spark, lambda: compute_metrics(df, analyzers, concurrent=False))
+    assert jobs_in_turn > 0
+    assert _jobs(spark, lambda: compute_metrics(df, analyzers)) == jobs_in_turn
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Compliance(predicate="no_such_column > 0"),  # the scan pass, in the caller's thread
+        ApproxQuantile(("amount",), where="no_such_column > 0"),  # the sketches, on a pass thread
+        Uniqueness(("id",), where="no_such_column > 0"),  # a grouping, on a pass thread
+    ],
+)
+def test_a_failing_pass_fails_the_run_after_the_others_ended(df, bad):
+    """A pass that fails raises its own error in the caller, not a partial result."""
+    from pyspark.errors import AnalysisException
+
+    analyzers = [*SCAN_ONLY, *SKETCHES, Distinctness(("country",)), bad]
+    assert plan(analyzers).passes >= 3
+    with pytest.raises(AnalysisException, match="no_such_column"):
+        compute_metrics(df, analyzers)

@@ -49,8 +49,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -770,6 +773,7 @@ def compute_metrics(
     analyzers: Sequence[Analyzer],
     *,
     cache: bool = False,
+    concurrent: bool = True,
 ) -> list[Metric]:
     """All metrics of `analyzers` on `df`: one aggregation for the scan analyzers, one
     query for the sketches (a groupBy per sketch column and filter), one groupBy per
@@ -778,6 +782,11 @@ def compute_metrics(
     `cache=True` persists `df` when more than one pass is planned (a DataFrame that is
     costly to compute twice); off by default: on Iceberg/Parquet each pass reads only
     its columns, which costs less than materialising the table in memory.
+
+    `concurrent=True` (the default) submits the passes as concurrent Spark jobs, so one
+    pass's tasks fill the cores another leaves idle (its last task, its shuffle, the
+    driver's planning and collecting) — the same work, the same values
+    (docs/decisions/0053-checks-passes-run-concurrently.md); `False` runs them in turn.
     """
     from pyspark import StorageLevel
 
@@ -787,11 +796,14 @@ def compute_metrics(
     if cached:
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        values: dict[tuple, float | None] = {}
-        values.update(_run_scan(df, the_plan.scan))
-        values.update(_run_sketches(df, the_plan.sketch))
+        passes: list[Callable[[], dict[tuple, float | None]]] = []
+        if the_plan.scan:
+            passes.append(partial(_run_scan, df, the_plan.scan))
+        if the_plan.sketch:
+            passes.append(partial(_run_sketches, df, the_plan.sketch))
         for columns, group in the_plan.grouping.items():
-            values.update(_run_grouping(df, columns, group))
+            passes.append(partial(_run_grouping, df, columns, group))
+        values = _run_passes(passes, concurrent=concurrent)
     finally:
         if cached:
             df.unpersist()
@@ -801,6 +813,52 @@ def compute_metrics(
             emitted.add(analyzer.key())
             out.append(Metric(analyzer, values[analyzer.key()]))
     return out
+
+
+# Threads that run a check run's extra passes, shared by every run of the process: under
+# PySpark's pinned thread mode each Python thread that calls Spark holds its own gateway
+# connection and JVM thread, so the threads are kept and reused rather than made and
+# dropped by every run. Three: a run with more passes (several uniqueness column sets)
+# queues the rest; two cores gain nothing from more concurrent jobs.
+PASS_THREADS = 3
+_pass_pool: ThreadPoolExecutor | None = None
+_pass_pool_lock = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _pass_pool
+    with _pass_pool_lock:
+        if _pass_pool is None:
+            _pass_pool = ThreadPoolExecutor(max_workers=PASS_THREADS, thread_name_prefix="floe-dq")
+        return _pass_pool
+
+
+def _run_passes(
+    passes: Sequence[Callable[[], dict[tuple, float | None]]], *, concurrent: bool
+) -> dict[tuple, float | None]:
+    """Every pass's values: in turn, or as concurrent Spark jobs — the first pass in the
+    caller's thread, the others on the shared pass threads.
+
+    The pass threads take the caller's Spark local properties (job group, scheduler pool,
+    description) for each pass, so a caller's job group still names every job of the run.
+    Every pass is awaited; the first failure (in pass order) is raised after the others
+    ended."""
+    values: dict[tuple, float | None] = {}
+    if not concurrent or len(passes) < 2:
+        for run in passes:
+            values.update(run())
+        return values
+    from pyspark.util import inheritable_thread_target
+
+    pool = _pool()
+    futures = [pool.submit(inheritable_thread_target(run)) for run in passes[1:]]
+    try:
+        values.update(passes[0]())
+    finally:
+        wait(futures)
+    for future in futures:
+        values.update(future.result())
+    return values
 
 
 def _aggregate_columns(
