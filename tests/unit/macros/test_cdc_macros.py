@@ -353,5 +353,44 @@ def test_the_watermark_comes_from_the_staged_rows_in_the_key_window(render):
     assert ran.index("cache_changes") < ran.index("main") < ran.index("record_watermark")
 
 
+def test_a_batch_with_the_tables_columns_skips_schema_evolution(render):
+    # the payload has the table's columns and types, cased and spaced differently
+    target = [*TARGET, Column("last_update_time", "timestamp"), Column("price", "decimal(9,2)")]
+    batch = [
+        Column("Op"),
+        Column("ID", "int"),
+        Column("season", "INT"),
+        Column("name"),
+        Column("retired", "bigint"),
+        Column("last_update_time", "timestamp"),
+        Column("price", "decimal(9, 2)"),
+        Column("_source_file"),
+        Column("_row_in_file", "bigint"),
+    ]
+    render.configure(unique_key="id", meta={"cdc": {}})
+    render.adapter.columns["t__dbt_tmp"] = batch
+    render.adapter.columns[str(Relation("marts", "t"))] = target
+    render.answer("select count_if(floe_cdc_action = 'upsert')", [(3, 1, None, "1", "9")])
+    render.call(
+        "floe_cdc_build",
+        Relation("marts", "t"),
+        Relation("marts", "t"),
+        Relation(None, "t__dbt_tmp", "view"),
+        "x",
+        "append_new_columns",
+    )
+    ran = [name for name, _ in render.statements]
+    assert "create_payload_view" not in ran and "process_schema_changes" not in render.stubs
+    assert ran.index("cache_changes") < ran.index("main")
+    assert "floe_source.`retired`" in render.statement("main")
+
+
+def test_a_batch_whose_columns_differ_still_evolves_the_schema(render):
+    ran = _build_existing(render, DMS_BATCH, (3, 1, "42", "1", "9"))
+    # last_update_time is new and retired is gone: the schema check runs on the payload
+    assert ran.index("create_payload_view") < ran.index("drop_payload_view") < ran.index("main")
+    assert "process_schema_changes" in render.stubs
+
+
 def normalize_query(sql: str) -> str:
     return " ".join(sql.split())
