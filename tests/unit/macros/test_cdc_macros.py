@@ -351,6 +351,8 @@ def test_the_watermark_comes_from_the_staged_rows_in_the_key_window(render):
     assert [q for q in render.queries if "t__dbt_tmp" in q] == []  # the batch: read once
     assert "'floe.cdc.watermark' = '42'" in render.statement("record_watermark")
     assert ran.index("cache_changes") < ran.index("main") < ran.index("record_watermark")
+    # cached lazily: the one stats query fills the cache, no eager job before it
+    assert normalize_query(render.statement("cache_changes")).startswith("cache lazy table ")
 
 
 def test_a_batch_with_the_tables_columns_skips_schema_evolution(render):

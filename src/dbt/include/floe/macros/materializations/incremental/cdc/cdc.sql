@@ -191,7 +191,8 @@
 {#
     Stage a batch (docs/decisions/0016-cdc-merge-pruning.md): the latest change
     per key, once (the window over the batch runs once; a tie, NULL key or
-    unknown op fails here): cached, or, for a table bucketed by its key
+    unknown op fails here): cached (lazily, filled by the stats pass), or, for
+    a table bucketed by its key
     (`cdc.buckets`), written as a scratch Iceberg table with the same
     partitioning, so the MERGE joins bucket to bucket with no shuffle
     (storage-partitioned join: the statements carry
@@ -220,8 +221,14 @@
         {%- endcall -%}
     {%- else -%}
         {%- set changes = latest -%}
+        {#- Lazy: the stats query below fills the cache in its own pass, so the
+            window over the batch and the count run as one job, not an eager
+            cache's job and then a second over the cached rows. Uncached, the
+            MERGE would run the window again on each read of its source (the Bloom
+            filter's subquery, then the join), and it was several times slower
+            (docs/decisions/0054-cdc-merge-near-a-quarter-of-a-rebuild.md). -#}
         {%- call statement('cache_changes') -%}
-            cache table {{ changes }}
+            cache lazy table {{ changes }}
         {%- endcall -%}
     {%- endif -%}
     {{ return({'latest': latest, 'changes': changes,
