@@ -52,15 +52,23 @@ def test_latest_change_per_key_and_ties_fail(render):
         "row_number() over (partition by id, season order by last_update_time desc nulls last,"
         " _source_file desc nulls last, _row_in_file desc nulls last) as floe_cdc_rank" in sql
     )
-    # a tie on every order column is counted in the same pass and fails loudly
-    assert (
-        "count(*) over (partition by id, season, last_update_time, _source_file, _row_in_file)"
-        " as floe_cdc_ties" in sql
+    # a tie of the latest change on every order column is found in the same window
+    # order (ties sort together: the next change equals it) and fails loudly
+    spec = (
+        "over (partition by id, season order by last_update_time desc nulls last,"
+        " _source_file desc nulls last, _row_in_file desc nulls last)"
     )
     assert (
-        "when floe_cdc_ties > 1 then raise_error(concat('marts.t (cdc): ', floe_cdc_ties,"
-        " ' changes of one key tie on every order column (last_update_time, _source_file,"
-        " _row_in_file); add a tie-breaker to cdc.order_by'))" in sql
+        f"coalesce(lead(true) {spec}, false)"
+        f" and lead(last_update_time) {spec} <=> last_update_time"
+        f" and lead(_source_file) {spec} <=> _source_file"
+        f" and lead(_row_in_file) {spec} <=> _row_in_file as floe_cdc_tied" in sql
+    )
+    assert "count(*) over" not in sql  # no second window order, no second sort
+    assert (
+        "when floe_cdc_tied then raise_error('marts.t (cdc): two or more changes of one key"
+        " tie on every order column (last_update_time, _source_file, _row_in_file);"
+        " add a tie-breaker to cdc.order_by')" in sql
     )
     assert "where floe_cdc_rank = 1" in sql
 
