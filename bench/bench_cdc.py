@@ -14,6 +14,8 @@ in-process on a scratch lakehouse. Scale by environment:
     FLOE_BENCH_CDC_SPLIT  cdc.split settings compared (default "0,1": one MERGE, then split)
     FLOE_BENCH_CDC_REPEATS merge rounds (default 2: the first warms the JVM; best counts)
 Each load is 1 % of the rows: 60 % updates, 20 % inserts, 20 % deletes.
+Under each mode: its slowest statements, each timed to the next one's start (a query's
+Spark job runs when dbt fetches its rows; docs/decisions/0054-cdc-merge-near-a-quarter-of-a-rebuild.md).
 Printed ratios (targets in docs/decisions/0016-cdc-merge-pruning.md):
     merge / rebuild from all landed rows          <= 0.25
     data files after N loads + maintain / compacted  <= 2
