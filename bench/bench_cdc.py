@@ -14,6 +14,8 @@ in-process on a scratch lakehouse. Scale by environment:
     FLOE_BENCH_CDC_SPLIT  cdc.split settings compared (default "0,1": one MERGE, then split)
     FLOE_BENCH_CDC_REPEATS merge rounds (default 2: the first warms the JVM; best counts)
 Each load is 1 % of the rows: 60 % updates, 20 % inserts, 20 % deletes.
+Under each mode: its slowest statements, each timed to the next one's start (a query's
+Spark job runs when dbt fetches its rows; docs/decisions/0054-cdc-merge-near-a-quarter-of-a-rebuild.md).
 Printed ratios (targets in docs/decisions/0016-cdc-merge-pruning.md):
     merge / rebuild from all landed rows          <= 0.25
     data files after N loads + maintain / compacted  <= 2
@@ -62,20 +64,33 @@ def _dbt(args: list[str], target: Path, **vars: object) -> tuple[float, float]:
 
 
 def _statements(target: Path, since: int) -> tuple[int, list[tuple[float, str]]]:
-    """The slowest SQL statements dbt logged after byte `since` of its debug log."""
+    """The slowest SQL statements dbt logged after byte `since` of its debug log, each
+    timed from its start to the next statement's start (or its node's end).
+
+    dbt-spark's session cursor runs a query's Spark job when dbt fetches its rows, after
+    it logged "SQL status" (docs/decisions/0054-cdc-merge-near-a-quarter-of-a-rebuild.md):
+    the status alone misses that job and the macro work after it. The split sums to the
+    node's time less its set-up before the first statement."""
     log = target / "logs" / "dbt.log"
     text = log.read_text(errors="replace")[since:] if log.exists() else ""
-    timings: list[tuple[float, str]] = []
-    name, pending = "?", False
+    spans: list[tuple[float, str]] = []
+    name, pending, started = "?", False, None
+
+    def stamp(line: str) -> float | None:
+        m = re.search(r"(\d\d):(\d\d):(\d\d\.\d+)", line)
+        return int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3)) if m else None
+
     for line in text.splitlines():
-        if re.search(r"\] \[[^]]*\]: On model\.", line):
-            name, pending = "?", True
+        finished = "Finished running node" in line
+        if re.search(r"\] \[[^]]*\]: On model\.[^:]*: (/\*|$)", line) or finished:
+            now = stamp(line)
+            if started is not None and now is not None:
+                spans.append((now - started, name))
+            started = None if finished else now
+            name, pending = "?", not finished
         elif pending and line.strip():
             name, pending = " ".join(line.split())[:70], False
-        m = re.search(r"SQL status: \S+ in ([0-9.]+) seconds", line)
-        if m:
-            timings.append((float(m.group(1)), name))
-    return since + len(text), sorted(timings, reverse=True)[:6]
+    return since + len(text), sorted(spans, reverse=True)[:8]
 
 
 def _mode_vars(mode: str) -> dict[str, object]:

@@ -99,6 +99,12 @@ def test_op_matrix_ties_and_rerun(spark, fx):
     after = _snapshots(spark, "marts.cdc_matrix")
     assert len(after) == len(before) + 1, "one MERGE, one snapshot per load"
 
+    # A crash after the MERGE's commit and before the watermark's: the next build
+    # applies the same batch again, which leaves the same rows.
+    fx("cdc_matrix", 1)
+    assert {r.id: r.name for r in spark.table("marts.cdc_matrix").collect()} == rows
+    after = _snapshots(spark, "marts.cdc_matrix")
+
     fx("cdc_matrix", 2)  # no rows in batch 2
     assert _snapshots(spark, "marts.cdc_matrix") == after, "an empty load commits nothing"
 
@@ -280,3 +286,48 @@ def test_first_build_on_an_empty_batch_creates_the_table(spark, fx):
     assert spark.table("marts.cdc_matrix").count() == 0
     fx("cdc_matrix", 1)
     assert {r.id: r.name for r in spark.table("marts.cdc_matrix").collect()} == {1: "a"}
+
+
+@pytest.mark.parametrize(
+    ("rows", "latest"),
+    [
+        # one change with NULL order columns: nothing follows it, no tie
+        ([("U", 1, "a", None, None, None)], {1: "a"}),
+        # older changes tie with each other, the latest does not: it wins
+        (
+            [
+                ("U", 1, "old1", at(1), "f", 0),
+                ("U", 1, "old2", at(1), "f", 0),
+                ("U", 1, "new", at(2), "f", 0),
+            ],
+            {1: "new"},
+        ),
+        # NULLs last: a change with a time beats one without, with no tie
+        ([("U", 1, "timed", at(1), "f", 0), ("U", 1, "untimed", None, "f", 0)], {1: "timed"}),
+        # the latest two tie on every column, NULL included (NULL equals NULL, as in
+        # the key's partition): refused
+        ([("U", 1, "x", at(1), None, 0), ("U", 1, "y", at(1), None, 0)], None),
+        ([("U", 1, "x", at(1), "f", 0), ("U", 1, "y", at(1), "f", 0)], None),
+    ],
+)
+def test_latest_change_and_ties_on_spark(spark, rows, latest):
+    """floe_cdc_latest_changes as Spark runs it: the tie check in the rank's window order."""
+    from py4j.protocol import Py4JJavaError
+
+    from tests.unit.macros.jinja_harness import Column, Renderer
+
+    render = Renderer()
+    render.configure(unique_key="id", meta={"cdc": {}})
+    cfg = render.call("floe_cdc_config")
+    payload = [Column("id", "int"), Column("name")]
+    spark.createDataFrame(
+        rows,
+        "Op string, id int, name string, last_update_time timestamp, "
+        "_source_file string, _row_in_file bigint",
+    ).createOrReplaceTempView("floe_test_batch")
+    changes = spark.sql(render.sql("floe_cdc_latest_changes", "floe_test_batch", payload, cfg))
+    if latest is None:
+        with pytest.raises(Py4JJavaError, match="tie on every order column"):
+            changes.collect()
+    else:
+        assert {r.id: r.name for r in changes.collect()} == latest

@@ -52,15 +52,23 @@ def test_latest_change_per_key_and_ties_fail(render):
         "row_number() over (partition by id, season order by last_update_time desc nulls last,"
         " _source_file desc nulls last, _row_in_file desc nulls last) as floe_cdc_rank" in sql
     )
-    # a tie on every order column is counted in the same pass and fails loudly
-    assert (
-        "count(*) over (partition by id, season, last_update_time, _source_file, _row_in_file)"
-        " as floe_cdc_ties" in sql
+    # a tie of the latest change on every order column is found in the same window
+    # order (ties sort together: the next change equals it) and fails loudly
+    spec = (
+        "over (partition by id, season order by last_update_time desc nulls last,"
+        " _source_file desc nulls last, _row_in_file desc nulls last)"
     )
     assert (
-        "when floe_cdc_ties > 1 then raise_error(concat('marts.t (cdc): ', floe_cdc_ties,"
-        " ' changes of one key tie on every order column (last_update_time, _source_file,"
-        " _row_in_file); add a tie-breaker to cdc.order_by'))" in sql
+        f"coalesce(lead(true) {spec}, false)"
+        f" and lead(last_update_time) {spec} <=> last_update_time"
+        f" and lead(_source_file) {spec} <=> _source_file"
+        f" and lead(_row_in_file) {spec} <=> _row_in_file as floe_cdc_tied" in sql
+    )
+    assert "count(*) over" not in sql  # no second window order, no second sort
+    assert (
+        "when floe_cdc_tied then raise_error('marts.t (cdc): two or more changes of one key"
+        " tie on every order column (last_update_time, _source_file, _row_in_file);"
+        " add a tie-breaker to cdc.order_by')" in sql
     )
     assert "where floe_cdc_rank = 1" in sql
 
@@ -351,6 +359,47 @@ def test_the_watermark_comes_from_the_staged_rows_in_the_key_window(render):
     assert [q for q in render.queries if "t__dbt_tmp" in q] == []  # the batch: read once
     assert "'floe.cdc.watermark' = '42'" in render.statement("record_watermark")
     assert ran.index("cache_changes") < ran.index("main") < ran.index("record_watermark")
+    # cached lazily: the one stats query fills the cache, no eager job before it
+    assert normalize_query(render.statement("cache_changes")).startswith("cache lazy table ")
+
+
+def test_a_batch_with_the_tables_columns_skips_schema_evolution(render):
+    # the payload has the table's columns and types, cased and spaced differently
+    target = [*TARGET, Column("last_update_time", "timestamp"), Column("price", "decimal(9,2)")]
+    batch = [
+        Column("Op"),
+        Column("ID", "int"),
+        Column("season", "INT"),
+        Column("name"),
+        Column("retired", "bigint"),
+        Column("last_update_time", "timestamp"),
+        Column("price", "decimal(9, 2)"),
+        Column("_source_file"),
+        Column("_row_in_file", "bigint"),
+    ]
+    render.configure(unique_key="id", meta={"cdc": {}})
+    render.adapter.columns["t__dbt_tmp"] = batch
+    render.adapter.columns[str(Relation("marts", "t"))] = target
+    render.answer("select count_if(floe_cdc_action = 'upsert')", [(3, 1, None, "1", "9")])
+    render.call(
+        "floe_cdc_build",
+        Relation("marts", "t"),
+        Relation("marts", "t"),
+        Relation(None, "t__dbt_tmp", "view"),
+        "x",
+        "append_new_columns",
+    )
+    ran = [name for name, _ in render.statements]
+    assert "create_payload_view" not in ran and "process_schema_changes" not in render.stubs
+    assert ran.index("cache_changes") < ran.index("main")
+    assert "floe_source.`retired`" in render.statement("main")
+
+
+def test_a_batch_whose_columns_differ_still_evolves_the_schema(render):
+    ran = _build_existing(render, DMS_BATCH, (3, 1, "42", "1", "9"))
+    # last_update_time is new and retired is gone: the schema check runs on the payload
+    assert ran.index("create_payload_view") < ran.index("drop_payload_view") < ran.index("main")
+    assert "process_schema_changes" in render.stubs
 
 
 def normalize_query(sql: str) -> str:

@@ -110,23 +110,30 @@
                 select 'no new rows' as floe_skipped
             {%- endcall -%}
         {%- else -%}
-            {%- set payload_view = make_temp_relation(this, '__cdc_payload').include(database=false, schema=false) -%}
-            {%- call statement('create_payload_view') -%}
-                create or replace temporary view {{ payload_view }} as
-                select
-                {%- for col in payload %}
-                    {{ adapter.quote(col.name) }}{{ ',' if not loop.last }}
-                {%- endfor %}
-                from {{ tmp_relation }}
-            {%- endcall -%}
-            {%- do floe_schema_evolve(on_schema_change, payload_view, existing_relation) -%}
-            {%- do floe_sync_table_properties(target_relation) -%}
+            {#- The table's columns, read once: when the batch's payload has exactly
+                them, name for name and type for type, schema evolution has nothing
+                to do under any on_schema_change, and its view and four describes
+                are skipped (docs/decisions/0054-cdc-merge-near-a-quarter-of-a-rebuild.md). -#}
             {%- set target_columns = adapter.get_columns_in_relation(target_relation) -%}
+            {%- if not floe_cdc_same_columns(payload, target_columns) -%}
+                {%- set payload_view = make_temp_relation(this, '__cdc_payload').include(database=false, schema=false) -%}
+                {%- call statement('create_payload_view') -%}
+                    create or replace temporary view {{ payload_view }} as
+                    select
+                    {%- for col in payload %}
+                        {{ adapter.quote(col.name) }}{{ ',' if not loop.last }}
+                    {%- endfor %}
+                    from {{ tmp_relation }}
+                {%- endcall -%}
+                {%- do floe_schema_evolve(on_schema_change, payload_view, existing_relation) -%}
+                {%- call statement('drop_payload_view') -%}
+                    drop view if exists {{ payload_view }}
+                {%- endcall -%}
+                {%- set target_columns = adapter.get_columns_in_relation(target_relation) -%}
+            {%- endif -%}
+            {%- do floe_sync_table_properties(target_relation) -%}
             {%- do floe_cdc_apply(staged, target_relation, target_columns, payload, cfg) -%}
             {%- do floe_cdc_unstage(staged, cfg) -%}
-            {%- call statement('drop_payload_view') -%}
-                drop view if exists {{ payload_view }}
-            {%- endcall -%}
         {%- endif -%}
     {%- endif -%}
     {%- if watermark and mark -%}
@@ -141,6 +148,23 @@
     {%- call statement('drop_tmp_relation') -%}
         drop view if exists {{ tmp_relation }}
     {%- endcall -%}
+{% endmacro %}
+
+
+{#
+    True when `payload` (the batch's columns bound for the table) and
+    `target_columns` (the table's) are the same columns with the same types,
+    compared case-insensitively and ignoring spaces in type names.
+#}
+{% macro floe_cdc_same_columns(payload, target_columns) %}
+    {%- set source_types, target_types = {}, {} -%}
+    {%- for col in payload -%}
+        {%- do source_types.update({col.name | lower: col.dtype | lower | replace(' ', '')}) -%}
+    {%- endfor -%}
+    {%- for col in target_columns -%}
+        {%- do target_types.update({col.name | lower: col.dtype | lower | replace(' ', '')}) -%}
+    {%- endfor -%}
+    {{ return(source_types == target_types) }}
 {% endmacro %}
 
 
@@ -167,7 +191,8 @@
 {#
     Stage a batch (docs/decisions/0016-cdc-merge-pruning.md): the latest change
     per key, once (the window over the batch runs once; a tie, NULL key or
-    unknown op fails here): cached, or, for a table bucketed by its key
+    unknown op fails here): cached (lazily, filled by the stats pass), or, for
+    a table bucketed by its key
     (`cdc.buckets`), written as a scratch Iceberg table with the same
     partitioning, so the MERGE joins bucket to bucket with no shuffle
     (storage-partitioned join: the statements carry
@@ -196,8 +221,14 @@
         {%- endcall -%}
     {%- else -%}
         {%- set changes = latest -%}
+        {#- Lazy: the stats query below fills the cache in its own pass, so the
+            window over the batch and the count run as one job, not an eager
+            cache's job and then a second over the cached rows. Uncached, the
+            MERGE would run the window again on each read of its source (the Bloom
+            filter's subquery, then the join), and it was several times slower
+            (docs/decisions/0054-cdc-merge-near-a-quarter-of-a-rebuild.md). -#}
         {%- call statement('cache_changes') -%}
-            cache table {{ changes }}
+            cache lazy table {{ changes }}
         {%- endcall -%}
     {%- endif -%}
     {{ return({'latest': latest, 'changes': changes,
