@@ -214,7 +214,10 @@ def _iceberg_table(spark: SparkSession, table: str) -> Any:
             spark._jsparkSession, name
         )
     except Exception as exc:  # py4j wraps NoSuchTableException
-        if "NoSuchTable" in str(exc) or "not found" in str(exc).lower():
+        text = str(exc)
+        if any(m in text for m in ("NoSuchTable", "TABLE_OR_VIEW_NOT_FOUND")) or (
+            "not found" in text.lower()
+        ):
             return None
         raise
     loaded.refresh()
