@@ -70,7 +70,7 @@ from floe.docsite.catalog import (
     iceberg_rows,
     landing_sources,
 )
-from floe.envs import EnvError, branch_of, require_env
+from floe.envs import EnvError, branch_of, require_env, table_for_build
 from floe.feeds import FeedError
 from floe.feeds.cdc import model_cdc_config
 from floe.feeds.raw_models import reconcile_nodes
@@ -482,6 +482,16 @@ class FloeAdapter(SparkAdapter):
     def floe_env(self) -> str:
         """The environment this dbt run builds into (FLOE_ENV), '' for main."""
         return connection_settings().env or ""
+
+    @available
+    def floe_env_table(self, relation: Any, branch: str) -> dict[str, Any]:
+        """A table's branch, write.wap.enabled and columns for an environment build, from
+        one catalog read (floe.envs.table_for_build)."""
+        table = f"{relation.schema}.{relation.identifier}"
+        try:
+            return table_for_build(get_spark(), table, str(branch))
+        except EnvError as exc:
+            raise DbtRuntimeError(str(exc)) from exc
 
     @available
     def floe_privacy(self, operation: str, args: dict, graph: dict) -> str:

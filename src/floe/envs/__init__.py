@@ -27,6 +27,7 @@ from floe.envs.core import (
     rebase,
     require_env,
     status,
+    table_for_build,
     validate_name,
 )
 
@@ -50,5 +51,6 @@ __all__ = [
     "rebase",
     "require_env",
     "status",
+    "table_for_build",
     "validate_name",
 ]

@@ -214,7 +214,10 @@ def _iceberg_table(spark: SparkSession, table: str) -> Any:
             spark._jsparkSession, name
         )
     except Exception as exc:  # py4j wraps NoSuchTableException
-        if "NoSuchTable" in str(exc) or "not found" in str(exc).lower():
+        text = str(exc)
+        if any(m in text for m in ("NoSuchTable", "TABLE_OR_VIEW_NOT_FOUND")) or (
+            "not found" in text.lower()
+        ):
             return None
         raise
     loaded.refresh()
@@ -300,6 +303,26 @@ def _table_refs(spark: SparkSession, table: str, env: Env) -> TableRefs | None:
         props.get(CREATED_PROPERTY) == env.name,
         committed,
     )
+
+
+def table_for_build(spark: SparkSession, table: str, branch: str) -> dict[str, Any]:
+    """What a build of ``table`` in an environment checks, from one catalog read.
+
+    ``exists``; ``has_branch``: the environment has written it; ``wap``: its writes
+    under ``spark.wap.branch`` go to the branch (``write.wap.enabled``); ``columns``:
+    its column names, lowercased. Read through Iceberg's API (no Spark job), where the
+    table materialization ran a ``.refs`` query, ``show tblproperties`` and ``describe``
+    per node (docs/decisions/0055-environment-build-and-diff-costs.md).
+    """
+    loaded = _iceberg_table(spark, _check_table(table))
+    if loaded is None:
+        return {"exists": False, "has_branch": False, "wap": False, "columns": []}
+    return {
+        "exists": True,
+        "has_branch": bool(loaded.refs().containsKey(branch)),
+        "wap": loaded.properties().get(WAP_PROPERTY) == "true",
+        "columns": [str(c.name()).lower() for c in loaded.schema().columns()],
+    }
 
 
 def _view_created_by(spark: SparkSession, view: str, name: str) -> bool:

@@ -11,6 +11,7 @@ bounded whatever the table's size. Without a key: rows added and removed as mult
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 KINDS = ("added", "removed", "changed")
+_BRANCH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ROWS_SEEN = "floe_env_diff_rows"  # the observation counting each side's rows
 
 
 @dataclass
@@ -80,14 +83,19 @@ def diff_table(
 ) -> TableDiff:
     """Rows of ``table``'s ``branch`` added, removed and changed against its main.
 
-    With a key: one pass, a full outer join on the key feeding one aggregation, which
-    counts each kind of change and each changed column and keeps up to ``examples``
-    example rows per kind: the differing row with the smallest key hash in each of
-    ``examples`` hash buckets (``min_by``: bounded, whatever the number of changes).
+    With a key: one pass, a full outer join on the key whose output is observed (each
+    side's row count) and filtered to the differing rows, feeding one aggregation grouped
+    by kind and example bucket, which counts each kind of change and each changed column
+    and keeps up to ``examples`` example rows per kind: the differing row with the
+    smallest key hash in each of ``examples`` hash buckets (``min_by``: bounded, whatever
+    the number of changes).
+    docs/decisions/0055-environment-build-and-diff-costs.md has the measurements.
     """
     from pyspark.sql import functions as F
 
     _check_table(table)
+    if not _BRANCH.match(branch):
+        raise ValueError(f"{branch!r} is not a branch name floe makes (env_<name>)")
     loaded = _iceberg_table(spark, table)
     refs = loaded.refs()
     main_id = refs.get("main").snapshotId() if refs.containsKey("main") else None
@@ -103,9 +111,10 @@ def diff_table(
     missing = [k for k in key if k not in columns]
     if missing:
         raise ValueError(f"{table} has no column {', '.join(missing)} to use as its key")
-    # Row counts are made in the same pass. (A branch snapshot's summary read
-    # total-records 0 after an INSERT OVERWRITE in an environment, so summaries are not
-    # trusted for them.)
+    # Row counts are made in the same pass, observed on the join's output (a Spark
+    # observation: no second scan) before only the differing rows go on to the
+    # aggregation. (A branch snapshot's summary read total-records 0 after an INSERT
+    # OVERWRITE in an environment, so summaries are not trusted for them.)
     others = [c for c in columns if c not in key]
     m = read_main.select(
         *key, *[F.col(c).alias(f"m__{c}") for c in others], F.lit(True).alias("m__present")
@@ -113,7 +122,11 @@ def diff_table(
     b = read_branch.select(
         *key, *[F.col(c).alias(f"b__{c}") for c in others], F.lit(True).alias("b__present")
     )
-    joined = m.join(b, on=key, how="full_outer")
+    joined = m.join(b, on=key, how="full_outer").observe(
+        ROWS_SEEN,
+        F.count("m__present").alias("rows_main"),
+        F.count("b__present").alias("rows_branch"),
+    )
     differs = {c: ~F.col(f"m__{c}").eqNullSafe(F.col(f"b__{c}")) for c in others}
     any_differs = F.lit(False)
     for flag in differs.values():
@@ -125,44 +138,69 @@ def diff_table(
         .when(any_differs, "changed")
         .alias("kind"),
         *[flag.alias(f"d__{c}") for c, flag in differs.items()],
-        "m__present",
-        "b__present",
-    )
-    rows = rows.withColumn("h", F.xxhash64(*key))
+    ).where(F.col("kind").isNotNull())
+    # Only the differing rows (usually few) are hashed and grouped by kind and example
+    # bucket: at most 3 x `examples` groups, one small aggregation. (One global
+    # aggregation of 3 x `examples` struct min_bys over every row measured 1.9x a plain
+    # join: struct buffers make Spark aggregate row by row, and the plan is large.)
     picks = max(1, examples)
     changed_names = F.filter(
         F.array(*[F.when(F.col(f"d__{c}"), F.lit(c)) for c in others]) if others else F.array(),
         lambda x: x.isNotNull(),
     )
-    aggs = [F.count_if(F.col("kind") == k).alias(f"n__{k}") for k in KINDS]
-    aggs += [F.count("m__present").alias("rows_main"), F.count("b__present").alias("rows_branch")]
-    aggs += [
-        F.count_if((F.col("kind") == "changed") & F.col(f"d__{c}")).alias(f"c__{i}")
-        for i, c in enumerate(others)
-    ]
+    example = F.struct(
+        *[F.col(c) for c in key],
+        F.when(F.col("kind") == "changed", changed_names).alias("columns"),
+    )
+    hashed = rows.withColumn("h", F.xxhash64(*key))
+    summary = hashed.groupBy("kind", F.pmod(F.col("h"), F.lit(picks)).alias("bucket")).agg(
+        F.count(F.lit(1)).alias("n"),
+        *[
+            F.count_if((F.col("kind") == "changed") & F.col(f"d__{c}")).alias(f"c__{i}")
+            for i, c in enumerate(others)
+        ],
+        F.min_by(example, F.col("h")).alias("example"),
+    )
+    groups = sorted(summary.collect(), key=lambda g: (g["kind"], g["bucket"]))
+    result.counts = {k: sum(int(g["n"]) for g in groups if g["kind"] == k) for k in KINDS}
+    changed = {c: sum(int(g[f"c__{i}"]) for g in groups) for i, c in enumerate(others)}
+    result.changed_columns = {c: n for c, n in changed.items() if n}
     for k in KINDS:
-        fields = [F.col(c) for c in key]
-        if k == "changed":
-            fields.append(changed_names.alias("columns"))
-        for bucket in range(picks):
-            chosen = (F.col("kind") == k) & (F.pmod(F.col("h"), F.lit(picks)) == bucket)
-            aggs.append(
-                F.min_by(F.when(chosen, F.struct(*fields)), F.when(chosen, F.col("h"))).alias(
-                    f"e__{k}__{bucket}"
-                )
-            )
-    out = rows.agg(*aggs).collect()[0]
-    result.counts = {k: int(out[f"n__{k}"]) for k in KINDS}
-    result.rows_main, result.rows_branch = int(out["rows_main"]), int(out["rows_branch"])
-    result.changed_columns = {
-        c: int(out[f"c__{i}"]) for i, c in enumerate(others) if out[f"c__{i}"]
-    }
-    for k in KINDS:
-        found = [out[f"e__{k}__{i}"] for i in range(picks)]
-        picked = [r.asDict() for r in found if r is not None][:examples]
+        picked = [g["example"].asDict() for g in groups if g["kind"] == k][:examples]
+        if k != "changed":
+            for row in picked:
+                row.pop("columns", None)
         if picked:
             result.examples[k] = picked
+    seen = _observed(summary, ROWS_SEEN)
+    if seen is None:  # the optimizer dropped the observation (e.g. an empty side)
+        seen = (
+            _count(spark, table, "main") if main_id is not None else 0,
+            _count(spark, table, branch),
+        )
+    result.rows_main, result.rows_branch = seen
     return result
+
+
+def _observed(frame: DataFrame, name: str) -> tuple[int, int] | None:
+    """The (rows_main, rows_branch) observation ``name`` made while ``frame`` ran, or None.
+
+    Read from the finished query (``QueryExecution.observedMetrics``), never waited for:
+    ``pyspark.sql.Observation.get`` blocks forever when the optimizer removed the
+    observing node.
+    """
+    metrics = frame._jdf.queryExecution().observedMetrics()
+    found = metrics.get(name)
+    if not found.isDefined():
+        return None
+    row = found.get()
+    return int(row.getLong(0)), int(row.getLong(1))
+
+
+def _count(spark: SparkSession, table: str, ref: str) -> int:
+    # ``ref`` is "main" or a branch checked by _BRANCH; ``table`` by _check_table.
+    row = spark.sql(f"select count(*) from {table} version as of '{ref}'").first()
+    return int(row[0]) if row is not None else 0
 
 
 def _diff_without_key(

@@ -15,13 +15,14 @@
 
 
 {% macro floe_env_has_branch(relation, branch) %}
-    {%- set rows = run_query("select 1 from " ~ relation ~ ".refs where name = '" ~ branch ~ "'") -%}
-    {{ return(rows is not none and rows | length > 0) }}
+    {{ return(adapter.floe_env_table(relation, branch)['has_branch']) }}
 {% endmacro %}
 
 
-{% macro floe_env_ensure_wap(relation) %}
-    {%- if floe_table_property(relation, 'write.wap.enabled') != 'true' -%}
+{% macro floe_env_ensure_wap(relation, state=none) %}
+    {#- `state`: adapter.floe_env_table's answer, when the caller has it already. -#}
+    {%- set state = state or adapter.floe_env_table(relation, floe_env_branch()) -%}
+    {%- if not state['wap'] -%}
         {%- call statement('floe_env_wap') -%}
             alter table {{ relation }} set tblproperties ('write.wap.enabled' = 'true')
         {%- endcall -%}
@@ -80,10 +81,13 @@ df.createOrReplaceTempView("{{ floe_env_rows_view() }}")
                 'write.wap.enabled' = 'true', 'floe.env.created' = '{{ env }}')
         {%- endcall -%}
     {%- else -%}
-        {%- do floe_env_ensure_wap(target_relation) -%}
-        {%- set have = adapter.get_columns_in_relation(target_relation)
-            | map(attribute='name') | map('lower') | list -%}
-        {%- set want = get_columns_in_query(compiled_code) | map('lower') | list -%}
+        {#- One catalog read and the analyzer (no Spark job) answer what a `.refs`
+            query, `show tblproperties`, `describe` and a `limit 0` query did
+            (docs/decisions/0055-environment-build-and-diff-costs.md). -#}
+        {%- set state = adapter.floe_env_table(target_relation, floe_env_branch()) -%}
+        {%- do floe_env_ensure_wap(target_relation, state) -%}
+        {%- set have = state['columns'] -%}
+        {%- set want = adapter.floe_query_columns(compiled_code) | map('lower') | list -%}
         {%- if have | sort != want | sort -%}
             {{ exceptions.raise_compiler_error(
                 "Model " ~ this ~ " changes the table's columns (main: " ~ have | join(', ')
