@@ -107,3 +107,11 @@ def test_floes_dbt_entry_asks_only_for_commands_that_open_the_profile() -> None:
     assert subcommand(["--version"]) is None
     assert {"run", "build", "compile", "show", "test"} <= FORWARDED
     assert "deps" not in FORWARDED and "init" not in FORWARDED and "clean" not in FORWARDED
+
+
+def test_the_entry_exits_with_dbts_status(capsys: pytest.CaptureFixture[str]) -> None:
+    from floe.dev.entry import exit_status
+
+    assert [exit_status(v) for v in (None, 0, 1, 2)] == [0, 0, 1, 2]
+    assert exit_status("dbt failed: see above") == 1
+    assert "dbt failed: see above" in capsys.readouterr().err

@@ -10,6 +10,7 @@ asked). ``floe dev install-entry`` writes it as the environment's ``bin/dbt``
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -45,7 +46,43 @@ def main() -> int:
     from dbt.cli.main import cli
 
     sys.argv[0] = sys.argv[0].removesuffix(".exe")
-    return int(cli() or 0)
+    try:
+        code = int(cli() or 0)
+    except SystemExit as exc:  # dbt's CLI (click) ends with sys.exit
+        code = exit_status(exc.code)
+    exit_now(code)
+    return code  # not reached
+
+
+def exit_status(value: object) -> int:
+    """The process status of ``sys.exit(value)`` (a message is printed and means 1)."""
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        return value
+    print(value, file=sys.stderr)
+    return 1
+
+
+def exit_now(code: int) -> None:
+    """End the process once dbt is done, without the interpreter's teardown.
+
+    dbt has written its artifacts and logs and released the writer lock by now; what
+    the interpreter would still do is collect every object, and each py4j object it
+    drops asks the JVM to forget it over the gateway: 0.7 s of a 7 s cold `dbt run`
+    (docs/dev.md, "A cold command"). Exit handlers and logging are flushed first; the
+    JVM ends on its own when its stdin closes with this process, as before.
+    """
+    import atexit
+    import logging
+    import os
+
+    atexit._run_exitfuncs()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 SCRIPT = """#!{python}
