@@ -18,8 +18,13 @@ time (`floe_skip_unchanged: false`), as dbt-duckdb's are.
 
 The cold phase also runs floe's previous cold path in the same rounds (`cold0`: Spark
 started only at the first connection, `FLOE_SPARK_PRESTART=false` (ADR 0043), and no
-class-data-sharing archive, `FLOE_SPARK_CDS=off` (ADR 0052)) and prints cold / cold0,
-the issue's cold-start ratio. `FLOE_BENCH_DEVLOOP_COMMANDS=run,show` limits
+class-data-sharing archive, `FLOE_SPARK_CDS=off` (ADR 0052)) and prints cold / cold0.
+cold0 shares every other cut of the cold path (the entry's exit, the relation cache), so
+the cold start is also measured against the code as it was before any of them
+(`base`: floe's source at commit `FLOE_BENCH_DEVLOOP_BASE`, default the one the cold
+start work began from, exported with `git archive` and run by dbt's own CLI with it
+first on `PYTHONPATH`; `FLOE_BENCH_DEVLOOP_BASE=` skips it): cold / base is the issue's
+"cold vs today's cold" ratio. `FLOE_BENCH_DEVLOOP_COMMANDS=run,show` limits
 the commands (by their dbt subcommand); `FLOE_BENCH_DEVLOOP_PHASES=cold,warm,entry`.
 """
 
@@ -35,6 +40,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# floe's commit before the cold-start work (the edit-run issue's "today's cold").
+BASE_COMMIT = "07f4a690e058fc53bbc78e17dbe4507fd8b78e61"
 DUCKDB_PINS = ["dbt-duckdb==1.11.1", "dbt-core~=1.11.0"]
 ROWS = 100_000
 
@@ -148,6 +155,23 @@ def _pairs(label: str, runs: int, floe: Command, duck: Command) -> tuple[float, 
     return floe_median, duck_median
 
 
+def _base_source(work: Path) -> Path | None:
+    """floe's ``src/`` at FLOE_BENCH_DEVLOOP_BASE, exported under ``work`` (None: skipped)."""
+    commit = os.environ.get("FLOE_BENCH_DEVLOOP_BASE", BASE_COMMIT)
+    if not commit:
+        return None
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", commit, "src"], capture_output=True, check=False
+    )
+    if archive.returncode != 0:
+        print(f"no base cold path: git archive {commit} failed: {archive.stderr.decode()[-300:]}")
+        return None
+    target = work / "base"
+    target.mkdir()
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return target / "src"
+
+
 def main() -> None:
     warm_runs = int(os.environ.get("FLOE_BENCH_DEVLOOP_RUNS", "10"))
     cold_runs = int(os.environ.get("FLOE_BENCH_DEVLOOP_COLD_RUNS", "10"))
@@ -179,17 +203,26 @@ def main() -> None:
             print(f"cold: medians of {cold_runs} rounds, each dbt-duckdb, floe's previous cold "
                   f"(cold0) and floe cold in turn; {_load()}")  # fmt: skip
             cold0_env = {**floe_env, "FLOE_SPARK_PRESTART": "false", "FLOE_SPARK_CDS": "off"}
+            base_src = _base_source(work)
+            base_env = {**cold0_env, "PYTHONPATH": f"{base_src}{os.pathsep}{ROOT}"}
+            base_dbt = [sys.executable, "-m", "dbt.cli.main"]
             for label, args in commands:
-                duck, cold0, cold = _rounds(
-                    cold_runs,
+                variants = [
                     ([str(duck_dbt), *args], duck_project, duck_env),
                     ([floe_dbt, *args], floe_project, cold0_env),
                     ([floe_dbt, *args], floe_project, floe_env),
-                )
+                ]
+                if base_src is not None:
+                    variants.append(([*base_dbt, *args], floe_project, base_env))
+                duck, cold0, cold, *base = _rounds(cold_runs, *variants)
                 results[label].update(cold=cold, duck_cold=duck, cold0=cold0)
+                based = ""
+                if base:
+                    results[label].update(base=base[0], duck_base=duck)
+                    based = f"base {base[0]:6.2f} s  cold/base {cold / base[0]:4.2f}  "
                 print(f"  {label:40s} floe cold {cold:6.2f} s {cold / duck:5.2f}x  "
                       f"cold0 {cold0:6.2f} s {cold0 / duck:5.2f}x  duckdb {duck:5.2f} s  "
-                      f"cold/cold0 {cold / cold0:4.2f}  ({_load()})", flush=True)  # fmt: skip
+                      f"cold/cold0 {cold / cold0:4.2f}  {based}({_load()})", flush=True)  # fmt: skip
 
         from floe.dev.cli import start_detached
         from floe.runtime.settings import Settings
@@ -231,7 +264,7 @@ def main() -> None:
         print("(warm: dbt's own `dbt` script; entry: floe's `dbt` entry, floe dev install-entry)")
         for label, r in results.items():
             cells = []
-            for phase in ("cold0", "cold", "warm", "entry"):
+            for phase in ("base", "cold0", "cold", "warm", "entry"):
                 if phase in r:
                     ratio = r[phase] / r[f"duck_{phase.rstrip('0')}"]
                     cells.append(f"{phase} {r[phase]:6.2f} s {ratio:5.2f}x")
@@ -244,7 +277,10 @@ def main() -> None:
         run = results.get("dbt run -s one_view", {})
         if "cold0" in run:
             print(f"cold / previous cold (cold0) `dbt run -s one_view`: "
-                  f"{run['cold'] / run['cold0']:.2f}x (target <= 0.6x)")  # fmt: skip
+                  f"{run['cold'] / run['cold0']:.2f}x")  # fmt: skip
+        if "base" in run:
+            print(f"cold / cold before the work (base) `dbt run -s one_view`: "
+                  f"{run['cold'] / run['base']:.2f}x (target <= 0.6x)")  # fmt: skip
         for phase in ("warm", "entry"):
             if "cold" in run and phase in run:
                 print(f"{phase} / cold `dbt run -s one_view`: {run[phase] / run['cold']:.2f}x")
