@@ -148,10 +148,8 @@ print(json.dumps({
 """
 
 
-@pytest.mark.integration
-def test_the_first_connection_gets_the_prestarted_session_and_the_catalog_waits(
-    tmp_path: Path,
-) -> None:
+def _probe(tmp_path: Path, script: str) -> dict:
+    """The JSON last printed by ``script``, run in a fresh Python on a fresh lakehouse."""
     env = child_environment(
         {
             "FLOE_HOME": str(tmp_path / "floe"),
@@ -162,10 +160,17 @@ def test_the_first_connection_gets_the_prestarted_session_and_the_catalog_waits(
     for var in ("FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI"):
         env.pop(var, None)
     done = subprocess.run(
-        [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.integration
+def test_the_first_connection_gets_the_prestarted_session_and_the_catalog_waits(
+    tmp_path: Path,
+) -> None:
+    seen = _probe(tmp_path, PROBE)
     assert seen["catalog_touched_by_prestart"] is False
     assert seen["same_session"] and seen["active_here"]
     assert {"raw", "staging", "marts", "default"} <= set(seen["namespaces"])
@@ -206,20 +211,7 @@ print(json.dumps({
 
 @pytest.mark.integration
 def test_the_prestart_warms_an_existing_catalog_up_by_reading_it_only(tmp_path: Path) -> None:
-    env = child_environment(
-        {
-            "FLOE_HOME": str(tmp_path / "floe"),
-            "FLOE_DRIVER_MEMORY": "1g",
-            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
-        }
-    )
-    for var in ("FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI"):
-        env.pop(var, None)
-    done = subprocess.run(
-        [sys.executable, "-c", WARMED], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = _probe(tmp_path, WARMED)
     assert seen == {"initialized": True, "unchanged": True, "same_session": True, "tables": ["t"]}
 
 
