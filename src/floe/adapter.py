@@ -95,7 +95,6 @@ from floe.materialize.graph import upstream_tables
 from floe.privacy.run_operations import run_operation
 from floe.quality.model_checks import run_checks_for, run_dqdl_for
 from floe.runtime import Settings, add_session_hook, get_spark, session_settings
-from floe.runtime.catalog import list_namespace, list_namespaces
 from floe.runtime.locking import (
     WriterLockTimeout,
     acquire,
@@ -585,38 +584,21 @@ class FloeAdapter(SparkAdapter):
             return []
         return [field.name for field in schema.fields if isinstance(field.dataType, NullType)]
 
-    def list_schemas(self, database: str) -> list[str]:
-        # From the SQLite catalog when it can answer (docs/dev.md, "A cold command"):
-        # no Spark statement, so a cold command's planning does not wait for the JVM.
-        # The writer lock first, as the connection a `show namespaces` opens takes it.
-        settings = connection_settings()
-        _take_writer_lock(settings)
-        listed = list_namespaces(settings)
-        if listed is not None:
-            return listed
-        return super().list_schemas(database)  # type: ignore[no-any-return]
-
     def list_relations_without_caching(self, schema_relation: Any) -> list[Any]:
         schema = schema_relation.schema
-        settings = connection_settings()
-        _take_writer_lock(settings)
-        listing = list_namespace(settings, schema)
-        if listing is not None:
-            table_names, view_names = listing.tables, set(listing.views)
-        else:
-            try:
-                tables = self.execute_macro("floe__show_tables", kwargs={"schema": schema})
-                views = self.execute_macro("floe__show_views", kwargs={"schema": schema})
-            except DbtRuntimeError as exc:
-                message = getattr(exc, "msg", str(exc))
-                if any(marker in message for marker in MISSING_SCHEMA_MESSAGES):
-                    return []
-                raise
-            view_names = {row[1] for row in views if not _truthy(row[2])}
-            table_names = [row[1] for row in tables if not _truthy(row[2])]
+        try:
+            tables = self.execute_macro("floe__show_tables", kwargs={"schema": schema})
+            views = self.execute_macro("floe__show_views", kwargs={"schema": schema})
+        except DbtRuntimeError as exc:
+            message = getattr(exc, "msg", str(exc))
+            if any(marker in message for marker in MISSING_SCHEMA_MESSAGES):
+                return []
+            raise
         relations = []
-        for name in table_names:
-            if name in view_names:
+        view_names = {row[1] for row in views if not _truthy(row[2])}
+        for row in tables:
+            name = row[1]
+            if _truthy(row[2]) or name in view_names:
                 continue
             relations.append(
                 self.Relation.create(
