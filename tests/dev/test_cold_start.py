@@ -178,63 +178,6 @@ def test_the_first_connection_gets_the_prestarted_session_and_the_catalog_waits(
     assert seen["one"] == 1
 
 
-WARMED = r"""
-import hashlib, json
-from pathlib import Path
-from floe.runtime import session
-from floe.runtime.settings import Settings
-
-settings = Settings.from_env()
-catalog = Path(settings.home) / "catalog.db"
-spark = session.get_spark(settings)  # creates the catalog and its schemas
-spark.sql("create table raw.t (x int) using iceberg")
-spark.stop()
-session._SESSION = None
-def digest():  # the database and its write-ahead log, where a write would go first
-    wal = catalog.with_name(catalog.name + "-wal")
-    return hashlib.sha256(catalog.read_bytes() + (wal.read_bytes() if wal.exists() else b"")).hexdigest()
-
-before = digest()
-ready = session._catalog_initialized(settings)
-assert session.prestart(settings)
-session._PRESTART.join()
-after = digest()
-spark = session.get_spark(settings)
-print(json.dumps({
-    "initialized": ready,
-    "unchanged": before == after,
-    "same_session": spark is not None and not session._PRESTART_ERROR,
-    "tables": [r.tableName for r in spark.sql("show tables in raw").collect()],
-}))
-"""
-
-
-@pytest.mark.integration
-def test_the_prestart_warms_an_existing_catalog_up_by_reading_it_only(tmp_path: Path) -> None:
-    seen = _probe(tmp_path, WARMED)
-    assert seen == {"initialized": True, "unchanged": True, "same_session": True, "tables": ["t"]}
-
-
-def test_a_catalog_is_warmed_up_only_once_its_tables_exist(tmp_path: Path) -> None:
-    import sqlite3
-
-    from floe.runtime import session
-
-    settings = _settings(tmp_path)
-    assert settings.sqlite_path is not None
-    assert not session._catalog_initialized(settings)  # no file
-    settings.sqlite_path.parent.mkdir(parents=True)
-    with sqlite3.connect(settings.sqlite_path) as db:
-        db.execute("create table iceberg_tables (catalog_name varchar(255))")
-        db.execute("create table iceberg_namespace_properties (catalog_name varchar(255))")
-    assert not session._catalog_initialized(settings)  # Iceberg would add iceberg_type
-    with sqlite3.connect(settings.sqlite_path) as db:
-        db.execute("alter table iceberg_tables add column iceberg_type varchar(5)")
-    assert session._catalog_initialized(settings)
-    postgres = Settings.from_env({"FLOE_CATALOG_URI": "jdbc:postgresql://localhost/x"})
-    assert not session._catalog_initialized(postgres)
-
-
 def _project(root: Path, view_sql: str) -> Path:
     project = root / "project"
     (project / "models").mkdir(parents=True)

@@ -11,7 +11,6 @@ Rooms above the runtime add their own SQL functions to every session through
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import signal
@@ -209,9 +208,8 @@ def prestart(settings: Settings) -> bool:
     A cold ``dbt`` command calls it from the adapter plug-in, so the JVM starts while
     dbt imports its adapter, parses the project and plans the run (ADR 0043, "Cold
     start"); the first :func:`get_spark` waits for it and then does the rest as always
-    (schemas, hooks). The thread writes nothing to the catalog, so it needs no writer
-    lock: it only reads an existing one once (loading it is the first statement's cost),
-    and leaves a catalog whose tables do not exist yet alone. Returns False, doing nothing, when a
+    (schemas, hooks). The thread touches no catalog (Spark loads a catalog on its first
+    statement), so it needs no writer lock. Returns False, doing nothing, when a
     session is already running or being started. A failed prestart is forgotten:
     ``get_spark`` then starts the session itself and reports the error as always.
     """
@@ -230,23 +228,14 @@ def prestart(settings: Settings) -> bool:
 
 def _prestart_run(settings: Settings) -> None:
     # The Python side of the first connection's work (pandas and Arrow for the session
-    # hooks' SQL functions) is imported meanwhile on a thread of its own.
+    # hooks' SQL functions) is imported meanwhile on a thread of its own. The catalog is
+    # not touched: a read here would hold a SQLite snapshot that a later write of this
+    # process loses to another writer (SQLITE_BUSY_SNAPSHOT), before the writer lock.
     threading.Thread(target=_warm_imports, name="floe-warm-imports", daemon=True).start()
     try:
-        spark = session_builder(settings).getOrCreate()
+        _PRESTARTED.append(session_builder(settings).getOrCreate())
     except BaseException as exc:  # kept for get_spark, which starts anew
         _PRESTART_ERROR.append(exc)
-        return
-    if _catalog_initialized(settings):
-        # Loading the Iceberg catalog (JDBC driver, catalog classes, first listing) is
-        # the first statement's cost: paid here, off the connection's path, when it
-        # is a read (a catalog whose tables do not exist yet is created by get_spark,
-        # under the writer lock). A failure here only forgoes the warm-up.
-        try:
-            spark.sql("show namespaces").collect()
-        except Exception as exc:  # the connection's own first statement reports it
-            log.debug("prestart: catalog warm-up failed: %r", exc)
-    _PRESTARTED.append(spark)
 
 
 def _warm_imports() -> None:
@@ -254,29 +243,6 @@ def _warm_imports() -> None:
         import pyspark.sql.pandas.functions  # noqa: F401  (pandas, pyarrow)
     except Exception as exc:  # the hook that needs them reports it
         log.debug("prestart: warm imports failed: %r", exc)
-
-
-def _catalog_initialized(settings: Settings) -> bool:
-    """Whether the SQLite catalog's tables exist (read-only check; False if unsure)."""
-    path = settings.sqlite_path
-    if path is None or not path.is_file():
-        return False
-    import sqlite3
-
-    try:
-        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
-            tables = db.execute(
-                "select count(*) from sqlite_master where type = 'table' "
-                "and name in ('iceberg_tables', 'iceberg_namespace_properties')"
-            ).fetchone()
-            # Iceberg adds the V1 schema's type column on load when it is missing: a write.
-            typed = db.execute(
-                "select count(*) from pragma_table_info('iceberg_tables') "
-                "where name = 'iceberg_type'"
-            ).fetchone()
-    except sqlite3.Error:
-        return False
-    return bool(tables and tables[0] == 2 and typed and typed[0] == 1)
 
 
 def _take_prestarted() -> SparkSession | None:
