@@ -95,6 +95,7 @@ from floe.materialize.graph import upstream_tables
 from floe.privacy.run_operations import run_operation
 from floe.quality.model_checks import run_checks_for, run_dqdl_for
 from floe.runtime import Settings, add_session_hook, get_spark, session_settings
+from floe.runtime.catalog import list_namespace, list_namespaces
 from floe.runtime.locking import (
     WriterLockTimeout,
     acquire,
@@ -455,6 +456,7 @@ class FloeAdapter(SparkAdapter):
     @available
     def floe_run_checks(self, relation: Any, checks: Any, model_name: str, run_id: str) -> Any:
         """Data-quality checks of a built model, for the `floe_checks` test (floe.quality)."""
+        self._session()
         return run_checks_for(relation, checks, model_name, run_id)
 
     @available
@@ -468,6 +470,7 @@ class FloeAdapter(SparkAdapter):
         model_path: Any,
     ) -> Any:
         """A built model's DQDL ruleset, for the `floe_dqdl` test (floe.quality.dqdl)."""
+        self._session()
         return run_dqdl_for(
             relation,
             ruleset,
@@ -489,31 +492,32 @@ class FloeAdapter(SparkAdapter):
         one catalog read (floe.envs.table_for_build)."""
         table = f"{relation.schema}.{relation.identifier}"
         try:
-            return table_for_build(get_spark(), table, str(branch))
+            return table_for_build(self._session(), table, str(branch))
         except EnvError as exc:
             raise DbtRuntimeError(str(exc)) from exc
 
     @available
     def floe_privacy(self, operation: str, args: dict, graph: dict) -> str:
         """GDPR erasure / rectification for the `privacy_*` run-operations (floe.privacy)."""
+        self._session()
         return run_operation(operation, args, graph, connection_settings())
 
     @available
     def floe_create_table_if_missing(self, table: str, ddl: str) -> str:
         """Run a macro's ``create table if not exists`` safely against a racing creator."""
-        create_table_if_missing(get_spark(), table, ddl)
+        create_table_if_missing(self._session(), table, ddl)
         return ""
 
     @available
     def floe_freeze_view(self, view: str, name: str) -> str:
         """Compute a temporary view once into temporary view `name` (floe.runtime.views)."""
-        freeze_view(get_spark(), str(view), str(name))
+        freeze_view(self._session(), str(view), str(name))
         return ""
 
     @available
     def floe_release_view(self, name: str) -> str:
         """Drop a view made by floe_freeze_view and free its rows."""
-        release_view(get_spark(), str(name))
+        release_view(self._session(), str(name))
         return ""
 
     @available
@@ -525,20 +529,20 @@ class FloeAdapter(SparkAdapter):
         `{'table': t, 'ref': r}` for a table as of its ref (floe.runtime.settled.TableAt).
         """
         inputs = _settled_inputs(relations)
-        return is_settled(get_spark(), connection_settings(), kind, name, inputs, salt)
+        return is_settled(self._session(), connection_settings(), kind, name, inputs, salt)
 
     @available
     def floe_remember_settled(self, kind: str, name: str, relations: list, salt: str = "") -> str:
         """Record that this step has nothing left to do as of its inputs now."""
         inputs = _settled_inputs(relations)
-        remember(get_spark(), connection_settings(), kind, name, inputs, salt)
+        remember(self._session(), connection_settings(), kind, name, inputs, salt)
         return ""
 
     @available
     def floe_reconcile_feeds(self, nodes: list[dict]) -> str:
         """Post-hook of raw feed models: every landed file's records add up (floe.feeds)."""
         try:
-            reconcile_nodes(get_spark(), nodes)
+            reconcile_nodes(self._session(), nodes)
         except FeedError as exc:
             raise DbtRuntimeError(str(exc)) from exc
         return ""
@@ -553,17 +557,13 @@ class FloeAdapter(SparkAdapter):
         `CatalogUtil.dropTableData`, as Iceberg's non-Spark catalogs purge. A table
         with `gc.enabled=false` keeps Iceberg's refusal (purge through SQL).
         """
-        from floe.runtime import get_spark
-
-        _drop_iceberg_table(get_spark(), str(relation))
+        _drop_iceberg_table(self._session(), str(relation))
         return ""
 
     @available
     def floe_query_columns(self, sql: str) -> list[str]:
         """The output column names of a query, from Spark's analyzer (nothing runs)."""
-        from floe.runtime import get_spark
-
-        return [field.name for field in get_spark().sql(sql).schema.fields]
+        return [field.name for field in self._session().sql(sql).schema.fields]
 
     @available
     def floe_void_columns(self, sql: str) -> list[str]:
@@ -576,29 +576,62 @@ class FloeAdapter(SparkAdapter):
             return []
         from pyspark.sql.types import NullType
 
-        from floe.runtime import get_spark
-
         try:
-            schema = get_spark().sql(sql).schema
+            schema = self._session().sql(sql).schema
         except Exception:
             return []
         return [field.name for field in schema.fields if isinstance(field.dataType, NullType)]
 
+    def _session(self) -> Any:
+        """The SparkSession, through this thread's dbt connection, opened if still lazy.
+
+        Opening the connection takes the writer lock, starts the session (or waits for
+        the entry's prestart) and points it at FLOE_ENV's branch. Planning may have run no
+        statement (relations are listed from the catalog, below), so a node's first
+        adapter call can come before any connection was opened: it must open one rather
+        than find no session.
+        """
+        from dbt.adapters.exceptions import InvalidConnectionError
+
+        try:
+            connection = self.connections.get_thread_connection()
+        except InvalidConnectionError:
+            return get_spark(connection_settings())
+        connection.handle  # noqa: B018 - resolving a lazy handle opens the connection
+        return get_spark()
+
+    def list_schemas(self, database: str) -> list[str]:
+        # From the SQLite catalog when it can answer (docs/dev.md, "A cold command"):
+        # no Spark statement, so a cold command's planning does not wait for the JVM.
+        # The writer lock first, as the connection a `show namespaces` opens takes it.
+        settings = connection_settings()
+        _take_writer_lock(settings)
+        listed = list_namespaces(settings)
+        if listed is not None:
+            return listed
+        return super().list_schemas(database)  # type: ignore[no-any-return]
+
     def list_relations_without_caching(self, schema_relation: Any) -> list[Any]:
         schema = schema_relation.schema
-        try:
-            tables = self.execute_macro("floe__show_tables", kwargs={"schema": schema})
-            views = self.execute_macro("floe__show_views", kwargs={"schema": schema})
-        except DbtRuntimeError as exc:
-            message = getattr(exc, "msg", str(exc))
-            if any(marker in message for marker in MISSING_SCHEMA_MESSAGES):
-                return []
-            raise
+        settings = connection_settings()
+        _take_writer_lock(settings)
+        listing = list_namespace(settings, schema)
+        if listing is not None:
+            table_names, view_names = listing.tables, set(listing.views)
+        else:
+            try:
+                tables = self.execute_macro("floe__show_tables", kwargs={"schema": schema})
+                views = self.execute_macro("floe__show_views", kwargs={"schema": schema})
+            except DbtRuntimeError as exc:
+                message = getattr(exc, "msg", str(exc))
+                if any(marker in message for marker in MISSING_SCHEMA_MESSAGES):
+                    return []
+                raise
+            view_names = {row[1] for row in views if not _truthy(row[2])}
+            table_names = [row[1] for row in tables if not _truthy(row[2])]
         relations = []
-        view_names = {row[1] for row in views if not _truthy(row[2])}
-        for row in tables:
-            name = row[1]
-            if _truthy(row[2]) or name in view_names:
+        for name in table_names:
+            if name in view_names:
                 continue
             relations.append(
                 self.Relation.create(
@@ -672,7 +705,7 @@ class FloeAdapter(SparkAdapter):
         """Tag ``source``'s current snapshot and write the clone's metadata file; returns
         the statement that registers it as ``target`` (the clone's `main` statement)."""
         settings = connection_settings()
-        spark = get_spark(settings)
+        spark = self._session()
         catalog = settings.catalog_name
         try:
             prepared = prepare_clone(
@@ -833,11 +866,10 @@ class FloeAdapter(SparkAdapter):
     def floe_seed_view(self, seed: str, columns: Any) -> str:
         """A read seed's rows as a temporary view cast to its column types; its name."""
         from floe.materialize.seeds import SeedError, register_seed_view, seed_view_name
-        from floe.runtime import get_spark
 
         view = seed_view_name(str(seed))
         try:
-            register_seed_view(get_spark(), columns, view)
+            register_seed_view(self._session(), columns, view)
         except SeedError as exc:
             raise DbtRuntimeError(f"Seed {seed}: {exc}") from exc
         return view

@@ -9,6 +9,7 @@ SQLAlchemy URL pyiceberg wants: SQLite on ``local``, PostgreSQL (psycopg2) on
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -112,3 +113,62 @@ def open_catalog_at(database: CatalogDatabase, warehouse: str, name: str = "lake
 
     uri = database.url().render_as_string(hide_password=False)
     return SqlCatalog(name, uri=uri, warehouse=warehouse)
+
+
+@dataclass(frozen=True)
+class NamespaceListing:
+    """A namespace's Iceberg tables and views, as ``show tables`` / ``show views`` give."""
+
+    tables: list[str]
+    views: list[str]
+
+
+def _sqlite_rows(settings: Settings, sql: str, params: tuple[str, ...]) -> list[tuple] | None:
+    """Rows of ``sql`` on the SQLite catalog, read-only; None when there is no SQLite
+    catalog with Iceberg's V1 tables (its ``iceberg_type`` column) to read."""
+    import sqlite3
+
+    path = CatalogDatabase.of(settings).sqlite_path
+    if path is None or not path.is_file():
+        return None
+    uri = f"{path.as_uri()}?mode=ro"
+    try:
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=30)) as db:
+            typed = db.execute(
+                "select count(*) from pragma_table_info('iceberg_tables') "
+                "where name = 'iceberg_type'"
+            ).fetchone()
+            if not typed or typed[0] != 1:
+                return None
+            return db.execute(sql, params).fetchall()
+    except sqlite3.Error:
+        return None
+
+
+def list_namespace(settings: Settings, namespace: str) -> NamespaceListing | None:
+    """``namespace``'s tables and views read from the SQLite catalog without Spark (the
+    same rows Spark's ``show tables``/``show views`` read); None: ask Spark instead."""
+    rows = _sqlite_rows(
+        settings,
+        "select table_name, iceberg_type from iceberg_tables "
+        "where catalog_name = ? and table_namespace = ?",
+        (settings.catalog_name, namespace),
+    )
+    if rows is None:
+        return None
+    views = sorted(str(name) for name, kind in rows if str(kind).upper() == "VIEW")
+    tables = sorted(str(name) for name, kind in rows if str(kind).upper() != "VIEW")
+    return NamespaceListing(tables, views)
+
+
+def list_namespaces(settings: Settings) -> list[str] | None:
+    """The catalog's top-level namespaces read from SQLite without Spark (None: ask Spark)."""
+    rows = _sqlite_rows(
+        settings,
+        "select namespace from iceberg_namespace_properties where catalog_name = ? "
+        "union select table_namespace from iceberg_tables where catalog_name = ?",
+        (settings.catalog_name, settings.catalog_name),
+    )
+    if rows is None:
+        return None
+    return sorted({str(row[0]).split(".", 1)[0] for row in rows if row[0]})
