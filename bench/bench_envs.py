@@ -1,7 +1,10 @@
 """Environments on Iceberg branches (docs/envs.md), side by side in one SparkSession.
 
-A generated project: K independent tables (FLOE_BENCH_ENVS_OTHERS, default 8) and a
-chain base -> mart -> child, N rows each (FLOE_BENCH_ENVS_ROWS, default 1,000,000).
+A generated project: K independent tables and a chain base -> mart -> child, N rows
+each (FLOE_BENCH_ENVS_ROWS, default 1,000,000). FLOE_BENCH_ENVS_OTHERS is K, or a list
+of K ("8,40", the default): each project size runs in a process of its own, so the
+ratio of item 1 is printed as a curve over project size (the environment's cost grows
+with the changed models, the full build's with every model: ADR 0056).
 Production is built first; then one change to the mart is tried:
 
 1. The change is an edit of b_mart.sql (1 % of its rows change). *environment*:
@@ -15,7 +18,8 @@ Production is built first; then one change to the mart is tried:
 3. *diff* of the mart (N rows, 1 % changed) vs a plain full outer join on the key that
    counts differing rows. Target: <= 1.2 x.
 
-FLOE_BENCH_ENVS_REPEATS (default 3): the diff pair is timed that many times, medians.
+FLOE_BENCH_ENVS_REPEATS (default 5): the diff pair is timed that many times, in
+alternating order (which one runs first changes from round to round), medians.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -78,9 +84,23 @@ def _timed(fn) -> float:
 
 
 def main() -> None:
+    sizes = [int(k) for k in os.environ.get("FLOE_BENCH_ENVS_OTHERS", "8,40").split(",")]
+    if len(sizes) == 1:
+        _one_size(sizes[0])
+        return
+    for k in sizes:  # a fresh process (session, warehouse) per project size
+        print(f"\n--- project size: {k} other tables ---", flush=True)
+        subprocess.run(
+            [sys.executable, "-m", "bench.bench_envs"],
+            env={**os.environ, "FLOE_BENCH_ENVS_OTHERS": str(k)},
+            cwd=ROOT,
+            check=True,
+        )
+
+
+def _one_size(others: int) -> None:
     n = int(os.environ.get("FLOE_BENCH_ENVS_ROWS", "1000000"))
-    others = int(os.environ.get("FLOE_BENCH_ENVS_OTHERS", "8"))
-    repeats = int(os.environ.get("FLOE_BENCH_ENVS_REPEATS", "3"))
+    repeats = int(os.environ.get("FLOE_BENCH_ENVS_REPEATS", "5"))
     scratch = Path(tempfile.mkdtemp(prefix="floe-bench-envs-"))
     os.environ["FLOE_HOME"] = str(scratch / "home")
     for var in ("FLOE_LANDING", "FLOE_WAREHOUSE", "FLOE_CATALOG_URI", "FLOE_ENV"):
@@ -167,12 +187,15 @@ def main() -> None:
             differs = differs | ~F.col(f"m.{c}").eqNullSafe(F.col(f"b.{c}"))
         return j.where(differs).count()
 
-    floe_times, join_times = [], []
-    for _ in range(repeats):
-        join_times.append(_timed(plain_join))
-        floe_times.append(
-            _timed(lambda: diff_table(spark, "marts.b_mart", "env_bench", ["id"], examples=5))
-        )
+    floe_times: list[float] = []
+    join_times: list[float] = []
+    for i in range(repeats):
+        pair = [
+            (join_times, plain_join),
+            (floe_times, lambda: diff_table(spark, "marts.b_mart", "env_bench", ["id"])),
+        ]
+        for times, fn in pair if i % 2 == 0 else reversed(pair):
+            times.append(_timed(fn))
     result = diff_table(spark, "marts.b_mart", "env_bench", ["id"], examples=5)
     f_med, j_med = statistics.median(floe_times), statistics.median(join_times)
     print(

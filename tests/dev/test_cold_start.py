@@ -222,6 +222,12 @@ def test_cold_dbt_with_prestart_builds_and_a_parse_error_still_exits_2(tmp_path:
     shown = dbt("show", "-s", "one_view", "--limit", "10", "--output", "json")
     assert shown.returncode == 0, shown.stdout[-3000:]
     assert '"twice": 8' in shown.stdout
+    # Built again, cold: dbt's relation cache now comes from the SQLite catalog, so no
+    # statement opens a connection during planning and each node's first adapter call
+    # (its inputs' fingerprints) must open it (the writer lock, the session, FLOE_ENV).
+    again = dbt("build")
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-2000:]
+    assert "PASS=2" in again.stdout
 
     (project / "models" / "one_view.sql").write_text("select {{ broken( from x\n")
     failed = dbt("run", "-s", "one_view")

@@ -3,15 +3,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-from floe.dbt_runner import run_dbt
 
 pytestmark = pytest.mark.integration
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "env_project"
+STEP = ["build", "-s", "env_base", "env_mart"]
 
 
 def test_table_for_build_reads_branch_property_and_columns(spark, lakehouse):
@@ -35,41 +31,22 @@ def test_table_for_build_reads_branch_property_and_columns(spark, lakehouse):
         table_for_build(spark, "marts.x; drop", "env_x")
 
 
-def test_build_refuses_a_changed_column_list_and_adds_wap_where_missing(
-    spark, lakehouse, dbt_target_path, monkeypatch
-):
+def test_build_refuses_a_changed_column_list_and_adds_wap_where_missing(spark, lakehouse, build):
     from floe.envs import create
 
-    def build(env: str | None, **vars):
-        if env is None:
-            monkeypatch.delenv("FLOE_ENV", raising=False)
-        else:
-            monkeypatch.setenv("FLOE_ENV", env)
-        try:
-            return run_dbt(
-                ["build", "-s", "env_base", "env_mart"],
-                vars=vars or None,
-                project=FIXTURE,
-                target_path=dbt_target_path / "envchecks",
-                quiet=True,
-            )
-        finally:
-            monkeypatch.delenv("FLOE_ENV", raising=False)
-
-    assert build(None).success
+    build(STEP)
     # A table from before floe's materializations set the property: the environment
     # build adds it (metadata only) before its first write goes to the branch.
     spark.sql("alter table marts.env_mart unset tblproperties ('write.wap.enabled')")
     main_before = spark.sql("select count(*) from marts.env_mart").first()[0]
     create(spark, lakehouse, "checks")
-    run = build("checks", env_factor=5)
-    assert run.success, run.failures or run.exception
+    build(STEP, "checks", env_factor=5)
     rows = spark.sql("show tblproperties marts.env_mart ('write.wap.enabled')").collect()
     assert rows[0][1] == "true"
     refs = {r.name for r in spark.sql("select name from marts.env_mart.refs").collect()}
     assert "env_checks" in refs
     assert spark.sql("select count(*) from marts.env_mart").first()[0] == main_before
 
-    run = build("checks", env_factor=5, env_extra_column=True)
+    run = build(STEP, "checks", expect_success=False, env_factor=5, env_extra_column=True)
     assert not run.success
     assert "changes the table's columns" in " ".join(run.failures)
