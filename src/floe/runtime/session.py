@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from floe.runtime.jars import resolve_jars
+from floe.runtime.launcher import launch_overlay
 from floe.runtime.settings import Settings
 
 if TYPE_CHECKING:
@@ -233,7 +234,10 @@ def _prestart_run(settings: Settings) -> None:
     # process loses to another writer (SQLITE_BUSY_SNAPSHOT), before the writer lock.
     threading.Thread(target=_warm_imports, name="floe-warm-imports", daemon=True).start()
     try:
-        _PRESTARTED.append(session_builder(settings).getOrCreate())
+        # The driver's command line as Spark's launcher printed it last time, if the
+        # same (floe.runtime.launcher): one JVM fewer on the critical path.
+        with launch_overlay(settings.spark_launch_cache):
+            _PRESTARTED.append(session_builder(settings).getOrCreate())
     except BaseException as exc:  # kept for get_spark, which starts anew
         _PRESTART_ERROR.append(exc)
 

@@ -12,9 +12,10 @@ Every path is absolute so Spark, pyiceberg and dbt agree whatever their cwd.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
@@ -123,6 +124,21 @@ def child_environment(overrides: Mapping[str, str]) -> dict[str, str]:
     return {**os.environ, **overrides}
 
 
+@contextlib.contextmanager
+def environment_variable(name: str, value: str) -> Iterator[None]:
+    """This process's environment variable ``name`` set to ``value`` inside the body, as
+    it was after (unset if it was). Kept here with the other reads of the environment."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
+
 def _uri(value: str | None) -> str | None:
     """A location as a URI: a path becomes an absolute ``file:`` URI, a URI is kept."""
     if not value:
@@ -171,6 +187,8 @@ class Settings:
     spark_prestart: bool = True
     # The driver JVM's class-data-sharing archive (floe.runtime.cds; ADR 0052): None off.
     spark_cds: Path | None = None
+    # Where a cold start remembers the driver's command line (floe.runtime.launcher): None off.
+    spark_launch_cache: Path | None = None
     # -- Spark on a cluster (spark://, yarn, k8s:// masters; docs/cluster.md)
     driver_host: str = DEFAULT_DRIVER_HOST
     executor_memory: str = "1g"
@@ -234,6 +252,7 @@ class Settings:
             spark_log_level=env.get("FLOE_SPARK_LOG_LEVEL") or "ERROR",
             spark_prestart=_flag(env, "FLOE_SPARK_PRESTART", True),
             spark_cds=_cds_archive(env.get("FLOE_SPARK_CDS")),
+            spark_launch_cache=_launch_cache(env.get("FLOE_SPARK_LAUNCH_CACHE")),
             driver_host=env.get("FLOE_DRIVER_HOST") or DEFAULT_DRIVER_HOST,
             executor_memory=_memory(env, "FLOE_EXECUTOR_MEMORY", "1g"),
             event_log_dir=_uri(env.get("FLOE_SPARK_EVENT_LOG")),
@@ -388,6 +407,16 @@ def default_cds_archive() -> Path:
     Python environment, so a new venv (new jars, a new class path) never meets an old
     archive (floe.runtime.cds)."""
     return Path(sys.prefix) / "share" / "floe" / "spark-cds.jsa"
+
+
+def _launch_cache(value: str | None) -> Path | None:
+    """FLOE_SPARK_LAUNCH_CACHE: unset = inside this Python environment (beside the CDS
+    archive), off/false/0 = none, else a directory."""
+    if value is None or value.strip() == "":
+        return Path(sys.prefix) / "share" / "floe" / "spark-launch"
+    if value.strip().lower() in ("off", "false", "0", "no"):
+        return None
+    return Path(value).expanduser().resolve()
 
 
 def _cds_archive(value: str | None) -> Path | None:
