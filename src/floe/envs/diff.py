@@ -83,8 +83,9 @@ def diff_table(
 ) -> TableDiff:
     """Rows of ``table``'s ``branch`` added, removed and changed against its main.
 
-    With a key: one pass, a full outer join on the key whose output is observed (each
-    side's row count) and filtered to the differing rows, feeding one aggregation grouped
+    With a key: one pass, a full outer join on the key filtered to the differing rows
+    (each side's row count from its data files' record counts, or observed on the join
+    where a delete file applies), feeding one aggregation grouped
     by kind and example bucket, which counts each kind of change and each changed column
     and keeps up to ``examples`` example rows per kind: the differing row with the
     smallest key hash in each of ``examples`` hash buckets (``min_by``: bounded, whatever
@@ -111,68 +112,76 @@ def diff_table(
     missing = [k for k in key if k not in columns]
     if missing:
         raise ValueError(f"{table} has no column {', '.join(missing)} to use as its key")
-    # Row counts are made in the same pass, observed on the join's output (a Spark
-    # observation: no second scan) before only the differing rows go on to the
-    # aggregation. (A branch snapshot's summary read total-records 0 after an INSERT
-    # OVERWRITE in an environment, so summaries are not trusted for them.)
+    # Row counts: the record counts of each side's data files (exact, and read from the
+    # manifests without a Spark job) when no delete file applies; otherwise observed on
+    # the join's output (a Spark observation: no second scan, but it breaks the join's
+    # generated code, ~15 % of a 1M-row diff). A snapshot summary's total-records is not
+    # trusted: a branch's read 0 after an INSERT OVERWRITE in an environment.
+    from_files = (
+        _rows_in_files(loaded, "main") if main_id is not None else 0,
+        _rows_in_files(loaded, branch) if refs.containsKey(branch) else None,
+    )
+    counted = None if None in from_files else (int(from_files[0]), int(from_files[1]))
     others = [c for c in columns if c not in key]
-    m = read_main.select(
-        *key, *[F.col(c).alias(f"m__{c}") for c in others], F.lit(True).alias("m__present")
+    # The plan is written as SQL expressions over positional names (m__0, b__0, d__0:
+    # the i-th non-key column), one py4j call per step instead of one per column
+    # function (~400 calls, 0.15 s of a 1M-row diff). Names come from the table's own
+    # schema, quoted as identifiers.
+    keys = [_quoted(k) for k in key]
+    m = read_main.selectExpr(
+        *keys, *[f"{_quoted(c)} as m__{i}" for i, c in enumerate(others)], "true as m__present"
     )
-    b = read_branch.select(
-        *key, *[F.col(c).alias(f"b__{c}") for c in others], F.lit(True).alias("b__present")
+    b = read_branch.selectExpr(
+        *keys, *[f"{_quoted(c)} as b__{i}" for i, c in enumerate(others)], "true as b__present"
     )
-    joined = m.join(b, on=key, how="full_outer").observe(
-        ROWS_SEEN,
-        F.count("m__present").alias("rows_main"),
-        F.count("b__present").alias("rows_branch"),
-    )
-    differs = {c: ~F.col(f"m__{c}").eqNullSafe(F.col(f"b__{c}")) for c in others}
-    any_differs = F.lit(False)
-    for flag in differs.values():
-        any_differs = any_differs | flag
-    rows = joined.select(
-        *key,
-        F.when(F.col("m__present").isNull(), "added")
-        .when(F.col("b__present").isNull(), "removed")
-        .when(any_differs, "changed")
-        .alias("kind"),
-        *[flag.alias(f"d__{c}") for c, flag in differs.items()],
-    ).where(F.col("kind").isNotNull())
+    joined = m.join(b, on=key, how="full_outer")
+    if counted is None:
+        joined = joined.observe(
+            ROWS_SEEN,
+            F.count("m__present").alias("rows_main"),
+            F.count("b__present").alias("rows_branch"),
+        )
+    differs = [f"not (m__{i} <=> b__{i})" for i in range(len(others))]
+    rows = joined.selectExpr(
+        *keys,
+        "case when m__present is null then 'added' when b__present is null then 'removed' "
+        f"when {' or '.join(differs) or 'false'} then 'changed' end as kind",
+        *[f"{flag} as d__{i}" for i, flag in enumerate(differs)],
+    ).where("kind is not null")
     # Only the differing rows (usually few) are hashed and grouped by kind and example
     # bucket: at most 3 x `examples` groups, one small aggregation. (One global
     # aggregation of 3 x `examples` struct min_bys over every row measured 1.9x a plain
     # join: struct buffers make Spark aggregate row by row, and the plan is large.)
     picks = max(1, examples)
-    changed_names = F.filter(
-        F.array(*[F.when(F.col(f"d__{c}"), F.lit(c)) for c in others]) if others else F.array(),
-        lambda x: x.isNotNull(),
-    )
-    example = F.struct(
-        *[F.col(c) for c in key],
-        F.when(F.col("kind") == "changed", changed_names).alias("columns"),
-    )
-    hashed = rows.withColumn("h", F.xxhash64(*key))
-    summary = hashed.groupBy("kind", F.pmod(F.col("h"), F.lit(picks)).alias("bucket")).agg(
-        F.count(F.lit(1)).alias("n"),
-        *[
-            F.count_if((F.col("kind") == "changed") & F.col(f"d__{c}")).alias(f"c__{i}")
-            for i, c in enumerate(others)
-        ],
-        F.min_by(example, F.col("h")).alias("example"),
+    flags = ", ".join(f"case when d__{i} then {i} end" for i in range(len(others)))
+    changed_at = f"filter(array({flags}), x -> x is not null)" if others else "array()"
+    summary = (
+        rows.selectExpr("*", f"xxhash64({', '.join(keys)}) as h")
+        .groupBy(F.col("kind"), F.expr(f"pmod(h, {picks}) as bucket"))
+        .agg(
+            F.expr("count(1) as n"),
+            *[
+                F.expr(f"count_if(kind = 'changed' and d__{i}) as c__{i}")
+                for i in range(len(others))
+            ],
+            F.expr(
+                f"min_by(struct({', '.join(keys)}, "
+                f"case when kind = 'changed' then {changed_at} end), h) as example"
+            ),
+        )
     )
     groups = sorted(summary.collect(), key=lambda g: (g["kind"], g["bucket"]))
     result.counts = {k: sum(int(g["n"]) for g in groups if g["kind"] == k) for k in KINDS}
     changed = {c: sum(int(g[f"c__{i}"]) for g in groups) for i, c in enumerate(others)}
     result.changed_columns = {c: n for c, n in changed.items() if n}
     for k in KINDS:
-        picked = [g["example"].asDict() for g in groups if g["kind"] == k][:examples]
+        picked = [_example(g["example"], key, others) for g in groups if g["kind"] == k]
         if k != "changed":
             for row in picked:
                 row.pop("columns", None)
         if picked:
-            result.examples[k] = picked
-    seen = _observed(summary, ROWS_SEEN)
+            result.examples[k] = picked[:examples]
+    seen = counted if counted is not None else _observed(summary, ROWS_SEEN)
     if seen is None:  # the optimizer dropped the observation (e.g. an empty side)
         seen = (
             _count(spark, table, "main") if main_id is not None else 0,
@@ -180,6 +189,41 @@ def diff_table(
         )
     result.rows_main, result.rows_branch = seen
     return result
+
+
+def _quoted(name: str) -> str:
+    """A column name as a Spark SQL identifier (backquoted, backquotes doubled)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _example(found: Any, key: list[str], others: list[str]) -> dict[str, Any]:
+    """An example row of the aggregation (the key's values, then the positions of the
+    changed columns) as ``{key column: value, ..., "columns": [changed column names]}``."""
+    values = list(found)
+    example = dict(zip(key, values[: len(key)], strict=True))
+    at = values[len(key)]
+    example["columns"] = None if at is None else [others[i] for i in at]
+    return example
+
+
+def _rows_in_files(table: Any, ref: str, most_files: int = 2000) -> int | None:
+    """Rows of ``table`` (an Iceberg ``Table`` through py4j) at ``ref``: the sum of its
+    data files' record counts, exact as Iceberg writes them; None when a delete file
+    applies to one (merge-on-read: the count needs the rows) or the files are too many
+    to ask for one by one."""
+    tasks = table.newScan().useRef(ref).planFiles()
+    try:
+        found = tasks.iterator()
+        total = files = 0
+        while found.hasNext():
+            task = found.next()
+            files += 1
+            if files > most_files or not task.deletes().isEmpty():
+                return None
+            total += int(task.file().recordCount())
+        return total
+    finally:
+        tasks.close()
 
 
 def _observed(frame: DataFrame, name: str) -> tuple[int, int] | None:
