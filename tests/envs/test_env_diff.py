@@ -1,7 +1,7 @@
 """`floe env diff` on small real Iceberg branches (docs/envs.md, "Diff").
 
-The counts come from an observation of the join and the aggregation sees only the
-differing rows (docs/decisions/0055-environment-build-and-diff-costs.md): these tests pin
+The row counts come from the data files' record counts, or, where a delete file
+applies, from an observation of the join; the aggregation sees only the differing rows (docs/decisions/0055-environment-build-and-diff-costs.md): these tests pin
 what that must not change — row counts after an INSERT OVERWRITE on the branch, empty
 sides, composite keys, bounded examples that are real differing keys.
 """
@@ -111,7 +111,9 @@ def test_no_change_and_empty_sides(spark, on_branch, monkeypatch):
     assert d.counts == {"added": 0, "removed": 0, "changed": 0}
     assert (d.rows_main, d.rows_branch) == (0, 0)
 
-    # Where the optimizer dropped the observation, each side is counted instead.
+    # Where the files cannot tell and the optimizer dropped the observation, each side
+    # is counted instead.
+    monkeypatch.setattr(diff, "_rows_in_files", lambda table, ref: None)
     monkeypatch.setattr(diff, "_observed", lambda frame, name: None)
     d = diff_table(spark, gone, BRANCH, ["id"])
     assert (d.rows_main, d.rows_branch) == (4, 0)
@@ -125,3 +127,26 @@ def test_branch_name_is_checked(spark, on_branch):
     table = _table(spark, "diff_checked", "select id from range(2)")
     with pytest.raises(ValueError, match="not a branch name"):
         diff_table(spark, table, "env_x' or '1'='1", ["id"])
+
+
+def test_counts_with_delete_files_come_from_the_rows(spark, on_branch):
+    """Data files' record counts are the row count only without delete files: a
+    merge-on-read delete on the branch makes the diff count the rows themselves."""
+    from floe.envs import diff
+    from floe.envs.core import _iceberg_table
+
+    table = _table(spark, "diff_mor", "select id, id as v from range(50)")
+    spark.sql(
+        f"alter table {table} set tblproperties ('format-version' = '2', "
+        "'write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read')"
+    )
+    on_branch(f"delete from {table} where id < 8")
+    on_branch(f"update {table} set v = -1 where id = 20")
+    loaded = _iceberg_table(spark, table)
+    assert diff._rows_in_files(loaded, "main") == 50
+    assert diff._rows_in_files(loaded, BRANCH) is None  # a delete file applies
+    d = diff.diff_table(spark, table, BRANCH, ["id"])
+    assert (d.rows_main, d.rows_branch) == (50, 42)
+    assert d.counts == {"added": 0, "removed": 8, "changed": 1}
+    assert d.changed_columns == {"v": 1}
+    assert d.examples["changed"] == [{"id": 20, "columns": ["v"]}]

@@ -117,11 +117,11 @@ def diff_table(
     # the join's output (a Spark observation: no second scan, but it breaks the join's
     # generated code, ~15 % of a 1M-row diff). A snapshot summary's total-records is not
     # trusted: a branch's read 0 after an INSERT OVERWRITE in an environment.
-    from_files = (
-        _rows_in_files(loaded, "main") if main_id is not None else 0,
-        _rows_in_files(loaded, branch) if refs.containsKey(branch) else None,
-    )
-    counted = None if None in from_files else (int(from_files[0]), int(from_files[1]))
+    files_main = _rows_in_files(loaded, "main") if main_id is not None else 0
+    files_branch = _rows_in_files(loaded, branch) if refs.containsKey(branch) else None
+    counted = None
+    if files_main is not None and files_branch is not None:
+        counted = (files_main, files_branch)
     others = [c for c in columns if c not in key]
     # The plan is written as SQL expressions over positional names (m__0, b__0, d__0:
     # the i-th non-key column), one py4j call per step instead of one per column
