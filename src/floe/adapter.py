@@ -498,8 +498,10 @@ class FloeAdapter(SparkAdapter):
 
     @available
     def floe_privacy(self, operation: str, args: dict, graph: dict) -> str:
-        """GDPR erasure / rectification for the `privacy_*` run-operations (floe.privacy)."""
-        self._session()
+        """GDPR erasure / rectification for the `privacy_*` run-operations (floe.privacy).
+
+        Not through `_session()`: opening a connection points the session at FLOE_ENV's
+        branch, and an erasure works on main and every ref itself (docs/privacy.md)."""
         return run_operation(operation, args, graph, connection_settings())
 
     @available
@@ -599,6 +601,12 @@ class FloeAdapter(SparkAdapter):
             return get_spark(connection_settings())
         connection.handle  # noqa: B018 - resolving a lazy handle opens the connection
         return get_spark()
+
+    def submit_python_job(self, parsed_model: dict, compiled_code: str) -> Any:
+        # The model runs in this thread's session: opened first, so that it reads and
+        # writes FLOE_ENV's branch even when it is the run's first Spark work.
+        self._session()
+        return super().submit_python_job(parsed_model, compiled_code)
 
     def list_schemas(self, database: str) -> list[str]:
         # From the SQLite catalog when it can answer (docs/dev.md, "A cold command"):

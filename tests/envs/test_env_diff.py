@@ -143,10 +143,30 @@ def test_counts_with_delete_files_come_from_the_rows(spark, on_branch):
     on_branch(f"delete from {table} where id < 8")
     on_branch(f"update {table} set v = -1 where id = 20")
     loaded = _iceberg_table(spark, table)
-    assert diff._rows_in_files(loaded, "main") == 50
-    assert diff._rows_in_files(loaded, BRANCH) is None  # a delete file applies
+    refs = loaded.refs()
+    assert diff._rows_in_files(loaded, refs.get("main").snapshotId()) == 50
+    assert diff._rows_in_files(loaded, refs.get(BRANCH).snapshotId()) is None  # deletes
     d = diff.diff_table(spark, table, BRANCH, ["id"])
     assert (d.rows_main, d.rows_branch) == (50, 42)
     assert d.counts == {"added": 0, "removed": 8, "changed": 1}
     assert d.changed_columns == {"v": 1}
     assert d.examples["changed"] == [{"id": 20, "columns": ["v"]}]
+
+
+def test_columns_named_like_the_plan_s_own_names_are_compared(spark, on_branch):
+    from floe.envs.diff import diff_table
+
+    table = _table(
+        spark, "diff_names", "select id as kind, id % 2 as h, id as m__0, id as d__0 from range(6)"
+    )
+    on_branch(
+        f"insert overwrite {table} by name "
+        "select id as kind, id % 2 as h, id as m__0, "
+        "case when id = 3 then -1 else id end as d__0 from range(1, 7)"
+    )
+    d = diff_table(spark, table, BRANCH, ["kind", "h"], examples=0)
+    assert d.counts == {"added": 1, "removed": 1, "changed": 1}
+    assert d.changed_columns == {"d__0": 1}
+    assert d.examples == {}
+    d = diff_table(spark, table, BRANCH, ["kind", "h"], examples=1)
+    assert d.examples["changed"] == [{"kind": 3, "h": 1, "columns": ["d__0"]}]

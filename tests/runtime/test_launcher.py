@@ -28,6 +28,7 @@ def _submit(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.integration
 def test_the_launchers_command_is_remembered_replayed_and_a_bad_one_relaunched(tmp_path):
     home = overlay_home(tmp_path, spark_home())
+    assert (home / "bin" / "spark-submit").stat().st_mode & 0o777 == 0o755
     first = _submit(home, "--version")
     assert first.returncode == 0, first.stderr[-2000:]
     assert "version" in first.stderr
@@ -49,21 +50,36 @@ def test_the_launchers_command_is_remembered_replayed_and_a_bad_one_relaunched(t
     assert cached.read_bytes().split(b"\0")[0] == words[0]
 
 
-def test_the_overlay_is_spark_home_only_while_launching(tmp_path, monkeypatch):
+def test_the_overlay_is_seen_only_by_pyspark_s_launcher_while_launching(tmp_path):
+    from pyspark import java_gateway
+
     real = str(spark_home())
-    monkeypatch.setenv("SPARK_HOME", real)
+    environment = child_environment({})
     with launch_overlay(tmp_path):
-        overlay = Path(os.environ["SPARK_HOME"])
-        assert overlay == tmp_path / "home"
+        overlay = Path(java_gateway._find_spark_home())
+        assert overlay.parent == tmp_path / "home"  # one overlay per Spark install
         script = (overlay / "bin" / "spark-submit").read_text()
         assert f"export SPARK_HOME={real}" in script  # the real home, for the driver
-    assert os.environ["SPARK_HOME"] == real
-    monkeypatch.delenv("SPARK_HOME")
-    with launch_overlay(tmp_path):
-        assert os.environ["SPARK_HOME"] == str(tmp_path / "home")
-    assert "SPARK_HOME" not in os.environ
+        assert child_environment({}) == environment  # the environment is not touched
+    assert java_gateway._find_spark_home() == real
     with launch_overlay(None):
-        assert "SPARK_HOME" not in os.environ
+        assert java_gateway._find_spark_home() == real
+
+
+@pytest.mark.integration
+def test_credentials_are_never_kept_and_a_truncated_command_is_not_replayed(tmp_path):
+    home = overlay_home(tmp_path, spark_home())
+    secret = _submit(home, "--conf", "spark.x.jdbc.password=hunter2", "--version")
+    assert secret.returncode == 0
+    assert not (tmp_path / "commands").exists() or not list((tmp_path / "commands").iterdir())
+
+    assert _submit(home, "--version").returncode == 0
+    [cached] = list((tmp_path / "commands").iterdir())
+    whole = cached.read_bytes()
+    cached.write_bytes(whole[: whole.rindex(b"\0", 0, len(whole) - 1) + 1])  # last word cut
+    again = _submit(home, "--version")
+    assert again.returncode == 0 and "version" in again.stderr
+    assert cached.read_bytes() == whole  # launched anew and kept whole
 
 
 def test_the_cache_setting_defaults_into_the_environment_and_turns_off():

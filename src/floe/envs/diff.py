@@ -100,12 +100,16 @@ def diff_table(
     loaded = _iceberg_table(spark, table)
     refs = loaded.refs()
     main_id = refs.get("main").snapshotId() if refs.containsKey("main") else None
+    branch_id = refs.get(branch).snapshotId() if refs.containsKey(branch) else None
     result = TableDiff(table, list(key or []), None, None)
-    read_branch = spark.sql(f"select * from {table} version as of '{branch}'")
+    # Both sides read as of the snapshots just looked up (ids), so the counts from their
+    # files and the rows joined are of the same snapshots, whatever commits meanwhile.
+    branch_at = f"'{branch}'" if branch_id is None else str(int(branch_id))
+    read_branch = spark.sql(f"select * from {table} version as of {branch_at}")
     if main_id is None:
         read_main = read_branch.limit(0)
     else:
-        read_main = spark.sql(f"select * from {table} version as of 'main'")
+        read_main = spark.sql(f"select * from {table} version as of {int(main_id)}")
     columns = read_branch.columns
     if not key:
         return _diff_without_key(result, read_main, read_branch, examples)
@@ -117,24 +121,27 @@ def diff_table(
     # the join's output (a Spark observation: no second scan, but it breaks the join's
     # generated code, ~15 % of a 1M-row diff). A snapshot summary's total-records is not
     # trusted: a branch's read 0 after an INSERT OVERWRITE in an environment.
-    files_main = _rows_in_files(loaded, "main") if main_id is not None else 0
-    files_branch = _rows_in_files(loaded, branch) if refs.containsKey(branch) else None
     counted = None
-    if files_main is not None and files_branch is not None:
-        counted = (files_main, files_branch)
+    files_main = _rows_in_files(loaded, main_id) if main_id is not None else 0
+    if files_main is not None and branch_id is not None:
+        files_branch = _rows_in_files(loaded, branch_id)
+        if files_branch is not None:
+            counted = (files_main, files_branch)
     others = [c for c in columns if c not in key]
-    # The plan is written as SQL expressions over positional names (m__0, b__0, d__0:
-    # the i-th non-key column), one py4j call per step instead of one per column
-    # function (~400 calls, 0.15 s of a 1M-row diff). Names come from the table's own
+    # The plan is written as SQL expressions over positional names (k__0: the j-th key
+    # column; m__0, b__0, d__0: the i-th other column), one py4j call per step instead
+    # of one per column function (~400 calls, 0.15 s of a 1M-row diff); no column of the
+    # table can collide with a name the plan makes. Names come from the table's own
     # schema, quoted as identifiers.
-    keys = [_quoted(k) for k in key]
+    keys = [f"k__{j}" for j in range(len(key))]
+    as_keys = [f"{_quoted(k)} as k__{j}" for j, k in enumerate(key)]
     m = read_main.selectExpr(
-        *keys, *[f"{_quoted(c)} as m__{i}" for i, c in enumerate(others)], "true as m__present"
+        *as_keys, *[f"{_quoted(c)} as m__{i}" for i, c in enumerate(others)], "true as m__present"
     )
     b = read_branch.selectExpr(
-        *keys, *[f"{_quoted(c)} as b__{i}" for i, c in enumerate(others)], "true as b__present"
+        *as_keys, *[f"{_quoted(c)} as b__{i}" for i, c in enumerate(others)], "true as b__present"
     )
-    joined = m.join(b, on=key, how="full_outer")
+    joined = m.join(b, on=keys, how="full_outer")
     if counted is None:
         joined = joined.observe(
             ROWS_SEEN,
@@ -175,12 +182,13 @@ def diff_table(
     changed = {c: sum(int(g[f"c__{i}"]) for g in groups) for i, c in enumerate(others)}
     result.changed_columns = {c: n for c, n in changed.items() if n}
     for k in KINDS:
-        picked = [_example(g["example"], key, others) for g in groups if g["kind"] == k]
+        found = [g["example"] for g in groups if g["kind"] == k][:examples]
+        picked = [_example(row, key, others) for row in found]
         if k != "changed":
             for row in picked:
                 row.pop("columns", None)
         if picked:
-            result.examples[k] = picked[:examples]
+            result.examples[k] = picked
     seen = counted if counted is not None else _observed(summary, ROWS_SEEN)
     if seen is None:  # the optimizer dropped the observation (e.g. an empty side)
         seen = (
@@ -206,12 +214,16 @@ def _example(found: Any, key: list[str], others: list[str]) -> dict[str, Any]:
     return example
 
 
-def _rows_in_files(table: Any, ref: str, most_files: int = 2000) -> int | None:
-    """Rows of ``table`` (an Iceberg ``Table`` through py4j) at ``ref``: the sum of its
-    data files' record counts, exact as Iceberg writes them; None when a delete file
-    applies to one (merge-on-read: the count needs the rows) or the files are too many
-    to ask for one by one."""
-    tasks = table.newScan().useRef(ref).planFiles()
+def _rows_in_files(table: Any, snapshot_id: int, most_files: int = 200) -> int | None:
+    """Rows of ``table`` (an Iceberg ``Table`` through py4j) at ``snapshot_id``: the sum
+    of its data files' record counts, exact as Iceberg writes them; None when a delete
+    file applies to one (merge-on-read: the count needs the rows), when the files are
+    too many to ask for one by one (about six calls to the JVM each) or when planning
+    fails: then the rows are counted as they are joined."""
+    try:
+        tasks = table.newScan().useSnapshot(snapshot_id).planFiles()
+    except Exception:  # py4j's error: the join's observation counts instead
+        return None
     try:
         found = tasks.iterator()
         total = files = 0
@@ -222,6 +234,8 @@ def _rows_in_files(table: Any, ref: str, most_files: int = 2000) -> int | None:
                 return None
             total += int(task.file().recordCount())
         return total
+    except Exception:  # py4j's error while reading the manifests: counted when joined
+        return None
     finally:
         tasks.close()
 

@@ -12,10 +12,9 @@ Every path is absolute so Spark, pyiceberg and dbt agree whatever their cwd.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
@@ -122,21 +121,6 @@ def child_environment(overrides: Mapping[str, str]) -> dict[str, str]:
     Kept here so that reading the environment stays in this module.
     """
     return {**os.environ, **overrides}
-
-
-@contextlib.contextmanager
-def environment_variable(name: str, value: str) -> Iterator[None]:
-    """This process's environment variable ``name`` set to ``value`` inside the body, as
-    it was after (unset if it was). Kept here with the other reads of the environment."""
-    before = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = before
 
 
 def _uri(value: str | None) -> str | None:
