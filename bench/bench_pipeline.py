@@ -112,15 +112,31 @@ class PeakMemory(threading.Thread):
         )
 
 
+def _cpu_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of every CPU of the machine since boot (/proc/stat)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
 @dataclass
 class Run:
     wall: float
     output: str
     memory: PeakMemory
+    busy: float = float("nan")  # share of the machine's CPUs busy during the run
+
+    def cpu_line(self) -> str:
+        cores = len(os.sched_getaffinity(0))
+        return (
+            f"CPU busy {100 * self.busy:.0f}% of {cores} cores "
+            f"({self.busy * cores * self.wall:,.0f} core-seconds)"
+        )
 
 
 def _run(argv: list[str], env: dict[str, str]) -> Run:
     started = time.perf_counter()
+    busy0, total0 = _cpu_ticks()
     proc = subprocess.Popen(
         argv, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -129,10 +145,11 @@ def _run(argv: list[str], env: dict[str, str]) -> Run:
     output, _ = proc.communicate()
     memory.stop()
     wall = time.perf_counter() - started
+    busy1, total1 = _cpu_ticks()
     if proc.returncode != 0:
         tail = "\n".join(output.splitlines()[-30:])
         raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}):\n{tail}")
-    return Run(wall, output, memory)
+    return Run(wall, output, memory, (busy1 - busy0) / max(1, total1 - total0))
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -210,6 +227,9 @@ class Scale:
     bound_work: float = 0.0
     bound_rows: int = 0
     nodes: dict[str, float] = field(default_factory=dict)
+    # node -> materialization, for re-timing a node alone (only whole rebuilds can be)
+    materialized: dict[str, str] = field(default_factory=dict)
+    home: Path | None = None
 
 
 def _floe_figures(scale: Scale, home: Path) -> None:
@@ -227,12 +247,19 @@ def _floe_figures(scale: Scale, home: Path) -> None:
         for r in results["results"]
         if r["unique_id"].startswith(("model.", "snapshot.", "seed."))
     }
+    manifest = json.loads((home / "target" / "manifest.json").read_text())
+    scale.materialized = {
+        uid: str(node.get("config", {}).get("materialized"))
+        for uid, node in manifest["nodes"].items()
+        if uid in scale.nodes
+    }
 
 
-def run_scale(factor: int, keep: bool) -> Scale:
+def run_scale(factor: int) -> Scale:
+    """One scale on a fresh lakehouse (kept in ``scale.home`` until the caller drops it)."""
     home = Path(tempfile.mkdtemp(prefix=f"floe-bench-pipeline-{factor}x-"))
     env = _env(home)
-    scale = Scale(factor)
+    scale = Scale(factor, home=home)
     try:
         floe = [str(Path(sys.executable).with_name("floe"))]
         started = time.perf_counter()
@@ -254,12 +281,30 @@ def run_scale(factor: int, keep: bool) -> Scale:
         scale.bound_work = float(figures.get("work", "nan"))
         scale.bound_rows = int(figures.get("rows", 0))
         print(f"  {factor} x: bound {scale.bound.wall:.0f}s ({_load()})", flush=True)
-    finally:
-        if not keep:
-            shutil.rmtree(home, ignore_errors=True)
-        else:
-            print(f"  kept {home}")
+    except BaseException:
+        shutil.rmtree(home, ignore_errors=True)
+        raise
     return scale
+
+
+def alone(scale: Scale, node: str, runs: int = 2) -> float | None:
+    """``node``'s time rebuilt alone in ``scale``'s lakehouse (best of ``runs``): its cost
+    without the build's other nodes sharing the cores. None for a node a rebuild cannot
+    repeat (incremental, snapshot: run again it does no work)."""
+    if scale.home is None or scale.materialized.get(node) not in ("table", "view"):
+        return None
+    env = _env(scale.home)
+    env["DBT_TARGET_PATH"] = str(scale.home / "target-alone")
+    dbt = str(Path(sys.executable).with_name("dbt"))
+    name = node.split(".")[-1]
+    argv = [dbt, "run", "--profiles-dir", str(ROOT / "profiles"), "--select", name]
+    best = None
+    for _ in range(runs):
+        _run(argv, env)
+        results = json.loads((scale.home / "target-alone" / "run_results.json").read_text())
+        took = float(results["results"][0]["execution_time"])
+        best = took if best is None else min(best, took)
+    return best
 
 
 def report(scale: Scale) -> None:
@@ -271,12 +316,12 @@ def report(scale: Scale) -> None:
         f"{scale.dbt_seconds:.1f}s)  rows landed {scale.rows:,}  "
         f"{scale.rows / floe.wall:,.0f} rows/s"
     )
-    print(f"        {floe.memory.line()}")
+    print(f"        {floe.memory.line()}; {floe.cpu_line()}")
     print(
         f"  bound wall {bound.wall:7.1f}s  (copy {scale.bound_work:.1f}s)  rows copied "
         f"{scale.bound_rows:,}  {scale.bound_rows / bound.wall:,.0f} rows/s"
     )
-    print(f"        {bound.memory.line()}")
+    print(f"        {bound.memory.line()}; {bound.cpu_line()}")
     print(
         f"  ratio floe / bound: wall {floe.wall / bound.wall:.2f}, "
         f"work (dbt build / copy) {scale.dbt_seconds / scale.bound_work:.2f}"
@@ -301,7 +346,20 @@ def growth(scales: list[Scale]) -> None:
             # below a second, the ratio measures noise, not growth
             if before and t >= 1.0 and t / before > rows:
                 named = True
-                print(f"    GROWS FASTER THAN ITS INPUT: {node} {before:.1f}s -> {t:.1f}s")
+                print(
+                    f"    GROWS FASTER THAN ITS INPUT in the build: {node} {before:.1f}s -> {t:.1f}s"
+                )
+                # In the build a node shares 2 cores with up to 3 others: re-time it alone
+                # at both scales to tell its own growth from the neighbours'.
+                first, second = alone(a, node), alone(b, node)
+                if first is None or second is None:
+                    print("      not re-timed alone (an incremental rebuild does no work)")
+                else:
+                    verdict = "grows faster" if second / first > rows else "contention, not growth"
+                    print(
+                        f"      alone: {first:.1f}s -> {second:.1f}s "
+                        f"(x{second / first:.1f} for rows x{rows:.1f}: {verdict})"
+                    )
     if not named:
         print("  no node grew faster than the rows landed")
 
@@ -321,12 +379,21 @@ def main(argv: list[str] | None = None) -> None:
         return
     factors = [int(f) for f in args.scales.split(",") if f.strip()]
     print(f"scales {factors} (x {BASE_SCALE} customers, {DAYS} days), {_load()}", flush=True)
-    scales = []
-    for factor in factors:  # each scale's report as soon as it is measured: runs are long
-        scales.append(run_scale(factor, args.keep))
-        report(scales[-1])
-        sys.stdout.flush()
-    growth(scales)
+    scales: list[Scale] = []
+    try:
+        for factor in factors:  # each scale's report as soon as it is measured: runs are long
+            scales.append(run_scale(factor))
+            report(scales[-1])
+            sys.stdout.flush()
+        growth(scales)
+    finally:
+        for scale in scales:
+            if scale.home is None:
+                continue
+            if args.keep:
+                print(f"  kept {scale.home}")
+            else:
+                shutil.rmtree(scale.home, ignore_errors=True)
     print(f"\n{_load()}")
 
 

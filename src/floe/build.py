@@ -12,7 +12,7 @@ import click
 
 from floe.dbt_runner import run_dbt
 from floe.feeds import load_feeds
-from floe.generator import GenerateOptions, generate
+from floe.generator import GenerateOptions, default_jobs, generate
 from floe.lineage.openlineage import after_dbt
 from floe.runtime import SCHEMAS, Settings, get_spark, open_catalog
 from floe.runtime.locking import WriterLockTimeout, writer_lock
@@ -135,7 +135,9 @@ def build(
     settings = Settings.from_env()
     missing = _missing_feeds(settings)
     if missing:
-        opts = GenerateOptions.for_settings(settings, days=days, scale=scale)
+        opts = GenerateOptions.for_settings(
+            settings, days=days, scale=scale, jobs=default_jobs(scale)
+        )
         report = generate(opts, missing)
         click.echo(f"generated {len(report.written)} demo files for {', '.join(missing)}")
     args = ["build"]

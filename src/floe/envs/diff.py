@@ -191,10 +191,8 @@ def diff_table(
             result.examples[k] = picked
     seen = counted if counted is not None else _observed(summary, ROWS_SEEN)
     if seen is None:  # the optimizer dropped the observation (e.g. an empty side)
-        seen = (
-            _count(spark, table, "main") if main_id is not None else 0,
-            _count(spark, table, branch),
-        )
+        # Counted on the same reads (the snapshot ids above), not by ref name.
+        seen = (read_main.count() if main_id is not None else 0, read_branch.count())
     result.rows_main, result.rows_branch = seen
     return result
 
@@ -253,12 +251,6 @@ def _observed(frame: DataFrame, name: str) -> tuple[int, int] | None:
         return None
     row = found.get()
     return int(row.getLong(0)), int(row.getLong(1))
-
-
-def _count(spark: SparkSession, table: str, ref: str) -> int:
-    # ``ref`` is "main" or a branch checked by _BRANCH; ``table`` by _check_table.
-    row = spark.sql(f"select count(*) from {table} version as of '{ref}'").first()
-    return int(row[0]) if row is not None else 0
 
 
 def _diff_without_key(

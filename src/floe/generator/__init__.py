@@ -10,10 +10,18 @@ other feed's files.
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 
 from floe.feeds import Feed, FeedError, load_feeds
-from floe.generator.base import GenerateOptions, LandingConflictError, WriteReport
+from floe.generator.base import (
+    GenerateOptions,
+    LandingConflictError,
+    WriteReport,
+    default_jobs,
+)
 from floe.generator.writers import write_demo
 
 
@@ -38,10 +46,36 @@ def generate(
     """Write the demo files of the named feeds (all declared feeds of the options' project
     when ``names`` is empty)."""
     declared = load_feeds(opts.project()) if feeds is None else list(feeds)
+    chosen = select_feeds(declared, names)
+    if opts.jobs <= 1 or len(chosen) <= 1:
+        report = WriteReport([], [])
+        for feed in chosen:
+            write_demo(feed, opts, report)
+        return report
+    # Feeds side by side, one process each at a time: every feed's bytes depend only on the
+    # feed and the options (its own random stream), and each file is written atomically,
+    # so the landing is the same as in one process. "spawn", not fork: the caller may be
+    # a process with a JVM gateway's threads (floe build, the tests).
+    context = multiprocessing.get_context("spawn")
+    workers = min(opts.jobs, len(chosen))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = [pool.submit(_write_feed, feed, opts) for feed in chosen]
+        reports = [future.result() for future in futures]
+    return functools.reduce(WriteReport.merge, reports, WriteReport([], []))
+
+
+def _write_feed(feed: Feed, opts: GenerateOptions) -> WriteReport:
+    """One feed's demo files, in a worker process."""
     report = WriteReport([], [])
-    for feed in select_feeds(declared, names):
-        write_demo(feed, opts, report)
+    write_demo(feed, opts, report)
     return report
 
 
-__all__ = ["GenerateOptions", "LandingConflictError", "WriteReport", "generate", "select_feeds"]
+__all__ = [
+    "GenerateOptions",
+    "LandingConflictError",
+    "WriteReport",
+    "default_jobs",
+    "generate",
+    "select_feeds",
+]

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
 from floe.runtime.settings import Settings, find_dbt_project
+
+# Below this --scale a feed takes well under a second and a process costs more than it
+# saves; at and above it ``floe generate`` writes one feed per core by default.
+PARALLEL_SCALE = 50_000
+
+
+def default_jobs(scale: int) -> int:
+    """Processes ``floe generate``/``floe build`` use at ``scale``: one per usable core for
+    large demos, one otherwise."""
+    return max(1, len(os.sched_getaffinity(0))) if scale >= PARALLEL_SCALE else 1
 
 
 class LandingConflictError(RuntimeError):
@@ -30,6 +41,9 @@ class GenerateOptions:
     project_dir: Path | None = None
     # Engine state whose local registry the stream writer syncs (None: a scratch folder).
     state_dir: Path | None = None
+    # Processes writing feeds side by side (each feed's bytes depend only on the feed and
+    # the options, so the landing is the same for any value; docs/generator.md).
+    jobs: int = 1
 
     @classmethod
     def for_settings(cls, settings: Settings, **options: object) -> GenerateOptions:

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from floe.feeds import FeedError
-from floe.generator import GenerateOptions, LandingConflictError
+from floe.generator import GenerateOptions, LandingConflictError, default_jobs
 from floe.generator import generate as run
 from floe.runtime import Settings
 
@@ -29,6 +29,12 @@ from floe.runtime import Settings
     "(streams.ventilator); repeatable. Default: every declared feed.",
 )
 @click.option("--landing", type=click.Path(), help="Landing root (default $FLOE_LANDING).")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Feeds written side by side, one process each (default: one per core from "
+    "--scale 50000 up, else 1). The files are the same whatever the value.",
+)
 def generate(
     days: int,
     scale: int,
@@ -37,6 +43,7 @@ def generate(
     bad_share: float,
     only: tuple[str, ...],
     landing: str | None,
+    jobs: int | None,
 ) -> None:
     """Write deterministic landing files for DAYS load dates at SCALE."""
     settings = Settings.from_env()
@@ -47,6 +54,7 @@ def generate(
         seed=seed,
         start=date.fromisoformat(start),
         bad_share=bad_share,
+        jobs=jobs or default_jobs(scale),
     )
     if landing:
         opts = replace(opts, landing=Path(landing))

@@ -123,6 +123,11 @@ class NamespaceListing:
     views: list[str]
 
 
+# SQLite catalogs seen with Iceberg's V1 schema: a catalog is migrated once and never
+# back, so the probe runs once per catalog file and process, not once per listing.
+_TYPED_CATALOGS: set[Path] = set()
+
+
 def _sqlite_rows(settings: Settings, sql: str, params: tuple[str, ...]) -> list[tuple] | None:
     """Rows of ``sql`` on the SQLite catalog, read-only; None when there is no SQLite
     catalog with Iceberg's V1 tables (its ``iceberg_type`` column) to read."""
@@ -134,12 +139,14 @@ def _sqlite_rows(settings: Settings, sql: str, params: tuple[str, ...]) -> list[
     uri = f"{path.as_uri()}?mode=ro"
     try:
         with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=30)) as db:
-            typed = db.execute(
-                "select count(*) from pragma_table_info('iceberg_tables') "
-                "where name = 'iceberg_type'"
-            ).fetchone()
-            if not typed or typed[0] != 1:
-                return None
+            if path not in _TYPED_CATALOGS:
+                typed = db.execute(
+                    "select count(*) from pragma_table_info('iceberg_tables') "
+                    "where name = 'iceberg_type'"
+                ).fetchone()
+                if not typed or typed[0] != 1:
+                    return None
+                _TYPED_CATALOGS.add(path)
             return db.execute(sql, params).fetchall()
     except sqlite3.Error:
         return None

@@ -34,6 +34,19 @@ POSITIONS = ["P", "C", "1B", "2B", "3B", "SS", "LF", "CF", "RF", "DH"]
 HANDS = ["R", "L", "B"]
 
 
+class _Taken(set[tuple]):
+    """Every key a table ever had, and the largest first key part among them (kept on
+    ``add``), so a new key costs O(1), not a scan of every key so far."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.top = 0
+
+    def add(self, key: tuple) -> None:
+        super().add(key)
+        self.top = max(self.top, key[0])
+
+
 @dataclass(frozen=True)
 class SportsTable:
     """How one replicated table's rows are made and changed, and how its keys grow."""
@@ -44,8 +57,8 @@ class SportsTable:
     initial_keys: Callable[[int], list[tuple]] = field(
         default=lambda n: [(i,) for i in range(1, n + 1)]
     )
-    next_key: Callable[[set[tuple], random.Random], tuple] = field(
-        default=lambda taken, rng: (max((k[0] for k in taken), default=0) + 1,)
+    next_key: Callable[[_Taken, random.Random], tuple] = field(
+        default=lambda taken, rng: (taken.top + 1,)
     )
     # column -> (first day index it is landed, value maker): the source table evolved
     added: dict[str, tuple[int, Callable[[random.Random], object]]] = field(default_factory=dict)
@@ -152,7 +165,7 @@ class _Replica:
         op, ts = op_column(feed), timestamp_column(feed)
         rng = self.opts.rng(f"dms:{feed.name}")
         live: dict[tuple, dict] = {}
-        ever: set[tuple] = set()
+        ever = _Taken()
         self.state = live
         declared = feed.column_types()
         for day_index, load_date in enumerate(self.opts.load_dates()):
@@ -188,7 +201,7 @@ def _day_events(
     spec: SportsTable,
     rng: random.Random,
     live: dict[tuple, dict],
-    ever: set[tuple],
+    ever: _Taken,
     load_date: date,
     base: datetime,
     columns: list[tuple[str, str]],
@@ -243,7 +256,8 @@ def _day_events(
     live[key] = spec.make(rng, key)
     emit("U", live[key], at(150))
     # 5. deletes, one of a key updated earlier in the same file
-    untouched = [k for k in sorted(live) if k not in changed and k != key]
+    skip = {*changed, key}
+    untouched = [k for k in sorted(live) if k not in skip]
     for k in rng.sample(untouched, min(len(untouched), max(1, n // 100))):
         emit("D", live.pop(k), at(5000))
     victim = changed[1 % len(changed)]

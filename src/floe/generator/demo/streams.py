@@ -10,6 +10,7 @@ have two versions.
 
 from __future__ import annotations
 
+import bisect
 import random
 import uuid
 from datetime import datetime
@@ -87,6 +88,9 @@ class _Movies:
 
     def __init__(self) -> None:
         self.live: dict[int, dict] = {}
+        # The live ids in ascending order, kept in step with ``live`` (ids only grow), so a
+        # pick costs a bisect, not a sort of the whole table per record.
+        self.ids: list[int] = []
         self.next_id = 1
 
     def __call__(self, rng: random.Random, i: int, ts: datetime, version: int) -> dict:
@@ -101,11 +105,11 @@ class _Movies:
             }
             op = "c"
         elif roll < 0.9:
-            movie_id = rng.choice(sorted(self.live))
+            movie_id = rng.choice(self.ids)
             row = dict(self.live[movie_id], release_year=rng.randint(1970, 2022))
             op = "u"
         else:
-            movie_id = rng.choice(sorted(self.live))
+            movie_id = rng.choice(self.ids)
             row = dict(self.live[movie_id])
             op = "d"
         if version >= 2:
@@ -113,8 +117,11 @@ class _Movies:
         else:
             row.pop("COUNTRY", None)
         if op == "d":
-            self.live.pop(movie_id, None)
+            del self.live[movie_id]
+            del self.ids[bisect.bisect_left(self.ids, movie_id)]
         else:
+            if op == "c":
+                self.ids.append(movie_id)
             self.live[movie_id] = row
         return {
             **row,
