@@ -36,6 +36,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,6 +64,18 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) ``pid`` itself has used so far (/proc/<pid>/stat)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
 def _rss_and_kind(pid: int) -> tuple[int, str]:
     try:
         status = Path(f"/proc/{pid}/status").read_text()
@@ -74,26 +87,32 @@ def _rss_and_kind(pid: int) -> tuple[int, str]:
 
 
 class PeakMemory(threading.Thread):
-    """Peak RSS of a process (the driver), its JVM children and its Python workers."""
+    """Peak RSS of a process (the driver), its JVM children and its Python workers, and
+    the CPU seconds each kind used (the last reading of every process seen: Spark reuses
+    its Python workers, so a poll every half second misses little)."""
 
     def __init__(self, pid: int, every: float = 0.5) -> None:
         super().__init__(daemon=True)
         self.pid, self.every = pid, every
         self.driver = self.jvm = self.workers = 0
+        self.cpu: dict[int, tuple[str, float]] = {}  # pid -> (kind, CPU seconds so far)
         self._halt = threading.Event()
 
     def run(self) -> None:
         while not self._halt.is_set():
             jvm = workers = 0
             driver, _ = _rss_and_kind(self.pid)
+            self.cpu[self.pid] = ("driver", _cpu_seconds(self.pid))
             todo = _children(self.pid)
             while todo:
                 pid = todo.pop()
                 rss, comm = _rss_and_kind(pid)
                 if comm == "java":
                     jvm += rss
+                    self.cpu[pid] = ("JVM", _cpu_seconds(pid))
                 elif comm.startswith("python"):
                     workers += rss
+                    self.cpu[pid] = ("Python workers", _cpu_seconds(pid))
                 todo += _children(pid)
             self.driver = max(self.driver, driver)
             self.jvm = max(self.jvm, jvm)
@@ -103,6 +122,14 @@ class PeakMemory(threading.Thread):
     def stop(self) -> None:
         self._halt.set()
         self.join()
+
+    def cpu_line(self) -> str:
+        by_kind: dict[str, float] = {}
+        for kind, seconds in self.cpu.values():
+            by_kind[kind] = by_kind.get(kind, 0.0) + seconds
+        return "CPU seconds by process: " + ", ".join(
+            f"{kind} {seconds:,.0f}" for kind, seconds in sorted(by_kind.items())
+        )
 
     def line(self) -> str:
         mib = 1024 * 1024
@@ -196,8 +223,10 @@ def bound_main(home: Path) -> None:
     work_started = time.perf_counter()
     spark.sql("create namespace if not exists bound")
     rows = 0
+    by_kind: dict[str, float] = {}  # reader (csv, parquet, text) -> seconds copying
     for feed, by_reader in _landed_sets(settings.landing).items():
         for reader, files in by_reader:
+            copy_started = time.perf_counter()
             if reader == "csv":
                 df = spark.read.option("header", "true").csv(files)
             elif reader == "parquet":
@@ -209,8 +238,11 @@ def bound_main(home: Path) -> None:
             df.writeTo(table).using("iceberg").create()
             summary = spark.sql(f"select summary['added-records'] from {table}.snapshots").collect()
             rows += sum(int(r[0] or 0) for r in summary)
+            took = time.perf_counter() - copy_started
+            by_kind[reader] = by_kind.get(reader, 0.0) + took
     work = time.perf_counter() - work_started
-    print("BOUND " + json.dumps({"rows": rows, "work": work, "spark_start": spark_start}))
+    figures = {"rows": rows, "work": work, "spark_start": spark_start, "by_reader": by_kind}
+    print("BOUND " + json.dumps(figures))
 
 
 # --- floe's side and the report ----------------------------------------------------------
@@ -227,6 +259,10 @@ class Scale:
     bound_work: float = 0.0
     bound_rows: int = 0
     nodes: dict[str, float] = field(default_factory=dict)
+    # layer -> seconds of the build's wall clock its nodes held (shared evenly among the
+    # nodes running at once), and the bound's seconds per reader
+    layers: dict[str, float] = field(default_factory=dict)
+    bound_by_reader: dict[str, float] = field(default_factory=dict)
     # node -> materialization, for re-timing a node alone (only whole rebuilds can be)
     materialized: dict[str, str] = field(default_factory=dict)
     home: Path | None = None
@@ -248,11 +284,47 @@ def _floe_figures(scale: Scale, home: Path) -> None:
         if r["unique_id"].startswith(("model.", "snapshot.", "seed."))
     }
     manifest = json.loads((home / "target" / "manifest.json").read_text())
+    scale.layers = wall_by_layer(results["results"], manifest["nodes"])
     scale.materialized = {
         uid: str(node.get("config", {}).get("materialized"))
         for uid, node in manifest["nodes"].items()
         if uid in scale.nodes
     }
+
+
+def _layer(node: dict) -> str:
+    """A node's layer: tests, snapshots, seeds, or its model folder (raw split into streams
+    and file feeds)."""
+    kind = str(node.get("resource_type", ""))
+    if kind != "model":
+        return f"{kind}s"
+    fqn = node.get("fqn") or []
+    layer = fqn[1] if len(fqn) > 2 else "models"
+    if layer == "raw":
+        return "raw streams" if len(fqn) > 3 and fqn[2] == "streams" else "raw files"
+    return str(layer)
+
+
+def wall_by_layer(results: list[dict], nodes: dict[str, dict]) -> dict[str, float]:
+    """Seconds of the build's wall clock per layer: each instant shared evenly among the
+    nodes executing then (run_results' execute timings), so the layers add up to the
+    build's wall clock and show where it went whatever the concurrency."""
+    spans = []
+    for r in results:
+        timing = [t for t in r.get("timing", []) if t.get("name") == "execute"]
+        if not timing or not timing[0].get("started_at") or not timing[0].get("completed_at"):
+            continue
+        start = datetime.fromisoformat(timing[0]["started_at"].rstrip("Z")).timestamp()
+        end = datetime.fromisoformat(timing[0]["completed_at"].rstrip("Z")).timestamp()
+        node = nodes.get(r["unique_id"], {"resource_type": r["unique_id"].split(".")[0]})
+        spans.append((_layer(node), start, end))
+    instants = sorted({x for _, start, end in spans for x in (start, end)})
+    layers: dict[str, float] = {}
+    for a, b in itertools.pairwise(instants):
+        live = [layer for layer, start, end in spans if start <= a and end >= b]
+        for layer in live:
+            layers[layer] = layers.get(layer, 0.0) + (b - a) / len(live)
+    return layers
 
 
 def run_scale(factor: int) -> Scale:
@@ -280,6 +352,7 @@ def run_scale(factor: int) -> Scale:
         figures = json.loads(m.group(1)) if m else {}
         scale.bound_work = float(figures.get("work", "nan"))
         scale.bound_rows = int(figures.get("rows", 0))
+        scale.bound_by_reader = dict(figures.get("by_reader", {}))
         print(f"  {factor} x: bound {scale.bound.wall:.0f}s ({_load()})", flush=True)
     except BaseException:
         shutil.rmtree(home, ignore_errors=True)
@@ -317,16 +390,22 @@ def report(scale: Scale) -> None:
         f"{scale.rows / floe.wall:,.0f} rows/s"
     )
     print(f"        {floe.memory.line()}; {floe.cpu_line()}")
+    print(f"        {floe.memory.cpu_line()}")
     print(
         f"  bound wall {bound.wall:7.1f}s  (copy {scale.bound_work:.1f}s)  rows copied "
         f"{scale.bound_rows:,}  {scale.bound_rows / bound.wall:,.0f} rows/s"
     )
     print(f"        {bound.memory.line()}; {bound.cpu_line()}")
+    print(f"        {bound.memory.cpu_line()}")
     print(
         f"  ratio floe / bound: wall {floe.wall / bound.wall:.2f}, "
         f"work (dbt build / copy) {scale.dbt_seconds / scale.bound_work:.2f}"
         "  (target at 1000 x: <= 4)"
     )
+    shares = sorted(scale.layers.items(), key=lambda kv: -kv[1])
+    print("  floe's build wall by layer: " + ", ".join(f"{k} {v:.1f}s" for k, v in shares))
+    copies = sorted(scale.bound_by_reader.items(), key=lambda kv: -kv[1])
+    print("  bound's copy by reader:     " + ", ".join(f"{k} {v:.1f}s" for k, v in copies))
     slowest = sorted(scale.nodes.items(), key=lambda kv: -kv[1])[:5]
     print("  five slowest nodes: " + ", ".join(f"{n.split('.')[-1]} {t:.1f}s" for n, t in slowest))
 
