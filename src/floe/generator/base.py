@@ -42,7 +42,7 @@ class GenerateOptions:
     # Engine state whose local registry the stream writer syncs (None: a scratch folder).
     state_dir: Path | None = None
     # Processes writing feeds side by side (each feed's bytes depend only on the feed and
-    # the options, so the landing is the same for any value; docs/generator.md).
+    # the options, so the landing is the same for any value; docs/feeds.md).
     jobs: int = 1
 
     @classmethod
