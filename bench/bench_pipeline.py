@@ -24,7 +24,7 @@ figures in 0057): at 1000 x the whole build within 4 x of the bound. The generat
 linear in the scale and writes feeds in parallel (1000 x: 2.7 GB in about two minutes).
 
     python -m bench pipeline --scales 1,10       # CI-sized
-    python -m bench pipeline                     # FLOE_BENCH_PIPELINE_SCALES, default 1,10,100
+    python -m bench pipeline                     # FLOE_BENCH_PIPELINE_SCALES, default 1,10,100,1000
 """
 
 from __future__ import annotations
@@ -452,7 +452,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench pipeline")
     parser.add_argument(
         "--scales",
-        default=os.environ.get("FLOE_BENCH_PIPELINE_SCALES", "1,10,100"),
+        default=os.environ.get("FLOE_BENCH_PIPELINE_SCALES", "1,10,100,1000"),
         help="comma-separated multiples of the default demo (1 x = --scale 1000)",
     )
     parser.add_argument("--keep", action="store_true", help="keep each scale's lakehouse")
