@@ -60,7 +60,14 @@ def generate(
     workers = min(opts.jobs, len(chosen))
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures = [pool.submit(_write_feed, feed, opts) for feed in chosen]
-        reports = [future.result() for future in futures]
+        try:
+            reports = [future.result() for future in futures]
+        except BaseException:
+            # The first failure is the caller's at once: feeds not started are not written
+            # (as in one process, which stops at the failing feed); started ones finish
+            # their atomic writes.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
     return functools.reduce(WriteReport.merge, reports, WriteReport([], []))
 
 

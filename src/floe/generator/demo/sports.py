@@ -44,7 +44,8 @@ class _Taken(set[tuple]):
 
     def add(self, key: tuple) -> None:
         super().add(key)
-        self.top = max(self.top, key[0])
+        if isinstance(key[0], int):  # the default next key counts up integer keys
+            self.top = max(self.top, key[0])
 
 
 @dataclass(frozen=True)
