@@ -48,10 +48,8 @@ def generate(
     declared = load_feeds(opts.project()) if feeds is None else list(feeds)
     chosen = select_feeds(declared, names)
     if opts.jobs <= 1 or len(chosen) <= 1:
-        report = WriteReport([], [])
-        for feed in chosen:
-            write_demo(feed, opts, report)
-        return report
+        reports = [_write_feed(feed, opts) for feed in chosen]
+        return functools.reduce(WriteReport.merge, reports, WriteReport([], []))
     # Feeds side by side, one process each at a time: every feed's bytes depend only on the
     # feed and the options (its own random stream), and each file is written atomically,
     # so the landing is the same as in one process. "spawn", not fork: the caller may be
