@@ -12,6 +12,10 @@ JDBC_JARS := /usr/share/java/sqlite-jdbc.jar /usr/share/java/postgresql.jar
 CHROMIUM := /usr/bin/chromium
 # Debian's PostgreSQL server (initdb, pg_ctl) for `floe cluster up` and tests/cluster.
 PG_CTL = $(firstword $(wildcard /usr/lib/postgresql/*/bin/pg_ctl))
+# A JDK's compiler for floe's JVM stream decoder (Spark itself needs only a runtime).
+JAVAC := /usr/bin/javac
+JVM_JAR := src/floe/jvm/floe-jvm.jar
+JVM_SRC := $(shell find src/floe/jvm/java -name '*.java')
 SQL_DIRS = $(wildcard models macros snapshots tests/data src/dbt/include/floe/macros)
 
 export DBT_PROFILES_DIR := $(CURDIR)/profiles
@@ -26,7 +30,7 @@ help:
 	@echo "make test    set up, lint, unit + integration tests"
 	@echo "make lint | fmt | bench | docs | clean | test-cluster | test-privacy-crash | chaos"
 
-setup: $(STAMP) $(JDBC_JARS) $(CHROMIUM) postgresql
+setup: $(STAMP) $(JVM_JAR) $(JDBC_JARS) $(CHROMIUM) postgresql
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +43,15 @@ $(STAMP): requirements.lock pyproject.toml
 	@# the driver JVM's class-data-sharing archive: Spark starts in about half the time
 	$(BIN)/floe dev spark-archive || echo "floe: no class-data-sharing archive; Spark starts slower"
 	@touch $@
+
+# floe's JVM decoder, compiled against the jars pyspark bundles (docs/decisions/0058).
+$(JVM_JAR): $(JVM_SRC) $(STAMP) | $(JAVAC)
+	$(BIN)/floe dev build-jvm
+
+$(JAVAC):
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
+	@test -x $(JAVAC)
 
 # Debian's JDBC drivers (Iceberg's JDBC catalog on SQLite / PostgreSQL).
 $(JDBC_JARS):

@@ -27,6 +27,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import struct
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +64,7 @@ __all__ = [
     "StreamSpec",
     "decode_output_schema",
     "file_change",
+    "jvm_versions",
     "plan_tasks",
     "read_staged",
     "stage_files",
@@ -533,16 +536,21 @@ def stage_files(
     limits: DecodeLimits,
     staging: Path,
     split_bytes: int,
+    jvm: str | None = None,
 ) -> list[PieceCounts]:
     """Decode ``files`` into Parquet under ``staging``; the per-piece counts.
 
     The files are read by Python workers (paths as discovered, so a file's identity
-    is exactly its ledger key); only the small count rows reach the driver.
+    is exactly its ledger key); only the small count rows reach the driver. With
+    ``jvm`` (:func:`jvm_versions`), the JVM decoder reads them and leaves to the Python
+    workers only the lines it is not sure of.
     """
     from pyspark.sql.types import StringType, StructField, StructType
 
     staging.mkdir(parents=True, exist_ok=True)
     plan = plan_tasks(files, split_bytes, spark.sparkContext.defaultParallelism)
+    if jvm is not None:
+        return _stage_files_jvm(spark, plan, jvm, spec, record_type, ref, limits, staging)
     schema = _arrow_schema(record_type)
     folder = str(staging)
     rdd = spark.sparkContext.parallelize([(json.dumps(t),) for t in plan], len(plan))
@@ -580,3 +588,192 @@ def read_staged(spark: SparkSession, staging: Path, record_type: StructType) -> 
 
     staged = spark.read.schema(decode_output_schema(record_type)).parquet(str(staging))
     return staged.select("*", F.to_timestamp("_arrival").alias("_arrival_ts"))
+
+
+# --------------------------------------------------------------------------- JVM fast path
+
+JVM_CLASS = "floe.jvm.StageDecode"
+_FALLBACK_RECORD = struct.Struct(">qqi")  # offset, length, kept bytes (StageDecode.writeFallback)
+
+
+def jvm_versions(spec: StreamSpec, versions: Sequence[Any]) -> str | None:
+    """The versions of ``spec``'s schema the JVM fast path may decode, as its JSON
+    (``{uuid: {"number", "schema"}}``), or None when none may (JSON, Protobuf, a
+    stream with timestamp casts, a definition fastavro does not parse).
+
+    The JVM decoder decides per version again whether it reads that shape exactly as
+    fastavro and Arrow do; a version it declines leaves its records to Python.
+    """
+    from floe.registry import codec
+
+    if spec.timestamps:
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for version in versions:
+        if version.data_format != "AVRO" or version.name != spec.schema:
+            continue
+        try:
+            codec._avro_schema(version.definition)
+        except Exception:  # the Python path reports it per record
+            continue
+        out[str(version.uuid)] = {"number": version.version_number, "schema": version.definition}
+    return json.dumps(out, sort_keys=True) if out else None
+
+
+def jvm_available(spark: SparkSession) -> bool:
+    """Whether the session's JVM has floe's decoder jar (``floe dev build-jvm``)."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    target: Any = jvm
+    for part in JVM_CLASS.split("."):
+        target = getattr(target, part)
+    return type(target).__name__ == "JavaClass"  # an unknown name is a JavaPackage
+
+
+def _fallback_lines(path: str) -> list[tuple[int, bytes, int]]:
+    """The ``(offset, line, length)`` triples StageDecode left for the Python decoder."""
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = []
+    at, size = 0, _FALLBACK_RECORD.size
+    while at < len(data):
+        offset, length, kept = _FALLBACK_RECORD.unpack_from(data, at)
+        at += size
+        lines.append((offset, data[at : at + kept], length))
+        at += kept
+    return lines
+
+
+def _stage_fallback(
+    batches: Iterator[pa.RecordBatch],
+    spec: StreamSpec,
+    ref: RegistryRef,
+    limits: DecodeLimits,
+    folder: str,
+    schema: pa.Schema,
+) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: the lines the JVM left (one piece's file per row) -> staged + counts."""
+    import pyarrow as pa
+
+    decoder = _decoder(spec, ref, limits)
+    counts: list[dict[str, Any]] = []
+    for batch in batches:
+        for text in batch.column("task").to_pylist():
+            task = json.loads(text)
+            piece = task["piece"]
+            name = f"fallback-{piece['file']:06d}-{piece['start']:015d}"
+            writer = _StagedWriter(folder, name, schema)
+            lines = _fallback_lines(task["lines"])
+            fixed = {"_source_file": piece["key"], **piece["attrs"]}
+            tally = _Tally()
+            for at in range(0, len(lines), BATCH_ROWS):
+                cols = decode_lines_batch(lines[at : at + BATCH_ROWS], decoder)
+                writer.write(to_record_batch(cols, schema, fixed))
+                tally.add(cols.codes, cols.envelope["_sequence_number"])
+            writer.close()
+            counts.append(
+                {
+                    "part": name,
+                    "_source_file": piece["key"],
+                    "start": piece["start"],
+                    "end": piece["end"],
+                    "records_in": tally.records_in,
+                    "decoded": tally.decoded,
+                    "quarantined": tally.quarantined,
+                    "min_seq": tally.min_seq,
+                    "max_seq": tally.max_seq,
+                    "blocks": None,
+                    "changed": None,
+                }
+            )
+    yield pa.RecordBatch.from_pylist(counts, schema=_counts_arrow())
+
+
+def _merge(jvm: PieceCounts, python: PieceCounts | None) -> PieceCounts:
+    """A piece's counts: the JVM's lines and the Python decoder's, added."""
+    if python is None:
+        return jvm
+    lows = [s for s in (jvm.min_seq, python.min_seq) if s is not None]
+    highs = [s for s in (jvm.max_seq, python.max_seq) if s is not None]
+    return PieceCounts(
+        jvm.part,
+        jvm.source_file,
+        jvm.start,
+        jvm.end,
+        jvm.records_in + python.records_in,
+        jvm.decoded + python.decoded,
+        jvm.quarantined + python.quarantined,
+        min(lows) if lows else None,
+        max(highs) if highs else None,
+        jvm.blocks,
+        jvm.changed,
+    )
+
+
+def _stage_files_jvm(
+    spark: SparkSession,
+    plan: list[list[dict[str, Any]]],
+    versions: str,
+    spec: StreamSpec,
+    record_type: StructType,
+    ref: RegistryRef,
+    limits: DecodeLimits,
+    staging: Path,
+) -> list[PieceCounts]:
+    """The JVM reads and decodes every piece; the lines it is not sure of go to Python.
+
+    StageDecode writes its rows with Spark's Parquet writer into a hidden folder of the
+    pass (moved into the pass once the job succeeded: a failed job leaves nothing the
+    pass reads) and one file of left lines per piece; the Python job decodes those.
+    """
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    out, left = staging / "_jvm", staging / "_fallback"
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    decoder: Any = jvm
+    for part in JVM_CLASS.split("."):
+        decoder = getattr(decoder, part)
+    texts = decoder.stage(
+        spark._jsparkSession,
+        json.dumps(plan),
+        versions,
+        decode_output_schema(record_type).json(),
+        limits.max_line_bytes,
+        limits.max_record_bytes,
+        limits.max_inflated_bytes,
+        str(out),
+        str(left),
+    )
+    for name in sorted(os.listdir(out)):
+        if name.startswith("part-") and name.endswith(".parquet"):
+            os.replace(out / name, staging / f"jvm-{name}")
+    shutil.rmtree(out, ignore_errors=True)
+    jvm_counts: dict[tuple[int, int], PieceCounts] = {}
+    tasks = []
+    pieces = {(p["file"], p["start"]): p for task in plan for p in task}
+    for text in texts:
+        row = json.loads(text)
+        key = (row.pop("file"), row["start"])
+        fallback = row.pop("fallback")
+        row["source_file"] = row.pop("_source_file")
+        jvm_counts[key] = PieceCounts(**row)
+        if fallback:
+            piece = pieces[key]
+            lines = left / f"{piece['file']:06d}-{piece['start']:015d}.lines"
+            tasks.append((json.dumps({"piece": piece, "lines": str(lines)}),))
+    python: dict[tuple[str, int], PieceCounts] = {}
+    if tasks:
+        schema = _arrow_schema(record_type)
+        folder = str(staging)
+        slices = min(len(tasks), spark.sparkContext.defaultParallelism)
+        rdd = spark.sparkContext.parallelize(tasks, slices)
+        frame = spark.createDataFrame(rdd, StructType([StructField("task", StringType())]))
+
+        def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            return _stage_fallback(batches, spec, ref, limits, folder, schema)
+
+        for counts in _collect_counts(frame.mapInArrow(run, COUNTS_DDL)):  # type: ignore[arg-type]
+            python[(counts.source_file, counts.start)] = counts
+    shutil.rmtree(left, ignore_errors=True)
+    return [_merge(c, python.get((c.source_file, c.start))) for _, c in sorted(jvm_counts.items())]

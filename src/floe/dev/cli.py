@@ -171,3 +171,18 @@ def spark_archive(path: Path | None) -> None:
         raise click.ClickException(f"{exc} (floe runs without it, only slower)") from exc
     size = written.stat().st_size / 2**20
     click.echo(f"floe dev: {written} ({size:.0f} MB): Spark's classes, loaded once")
+
+
+@dev.command("build-jvm")
+def build_jvm() -> None:
+    """Compile floe's JVM decoder against pyspark's jars (needs a JDK's javac;
+    docs/decisions/0058-jvm-decoder-fast-path.md). Without it, Python decodes every line."""
+    import subprocess
+
+    from floe.runtime.jars import build_decode_jar
+
+    try:
+        jar = build_decode_jar()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise click.ClickException(f"the JVM decoder did not compile: {exc}") from exc
+    click.echo(f"floe dev: {jar}: the JVM stream decoder")

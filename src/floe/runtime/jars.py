@@ -99,3 +99,41 @@ def resolve_jars(names: Sequence[str], settings: Settings) -> ResolvedJars:
     if missing:
         raise JarNotFoundError("floe cannot find these jars:\n" + "\n".join(missing))
     return ResolvedJars(tuple(paths), tuple(maven))
+
+
+# --------------------------------------------------------------------------- floe's own jar
+
+# floe's JVM decoder (docs/decisions/0058-jvm-decoder-fast-path.md): Java sources in the
+# package, compiled at setup (`floe dev build-jvm`, run by `make setup`) against the
+# jars pyspark bundles, so it always matches the running Spark and Avro.
+JVM_DIR = Path(__file__).resolve().parents[1] / "jvm"
+DECODE_JAR = JVM_DIR / "floe-jvm.jar"
+
+
+def decode_jar() -> str | None:
+    """The built decoder jar, or None (the Python decoder then does every line)."""
+    return str(DECODE_JAR) if DECODE_JAR.is_file() else None
+
+
+def build_decode_jar(javac: str = "javac") -> Path:
+    """Compile the decoder's sources into :data:`DECODE_JAR` (atomically); its path."""
+    import subprocess
+    import tempfile
+    import zipfile
+
+    import pyspark
+
+    classpath = str(Path(pyspark.__file__).parent / "jars" / "*")
+    sources = sorted(str(p) for p in (JVM_DIR / "java").rglob("*.java"))
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run(
+            [javac, "-nowarn", "--release", "11", "-d", out, "-cp", classpath, *sources],
+            check=True,
+        )
+        tmp = DECODE_JAR.with_name(f".{DECODE_JAR.name}.tmp")
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as jar:
+            jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n\n")
+            for cls in sorted(Path(out).rglob("*.class")):
+                jar.write(cls, cls.relative_to(out).as_posix())
+        tmp.replace(DECODE_JAR)
+    return DECODE_JAR

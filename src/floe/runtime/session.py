@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from floe.runtime.jars import resolve_jars
+from floe.runtime.jars import decode_jar, resolve_jars
 from floe.runtime.launcher import launch_overlay
 from floe.runtime.settings import Settings
 
@@ -146,9 +146,13 @@ def spark_conf(settings: Settings) -> dict[str, str]:
     if s.catalog_password:
         conf[f"{cat}.jdbc.password"] = s.catalog_password
     if jars.paths:
-        conf["spark.jars"] = ",".join(jars.paths)
         # JDBC drivers must be on the driver's system class path (DriverManager).
         conf["spark.driver.extraClassPath"] = os.pathsep.join(jars.paths)
+    # floe's decoder jar only through spark.jars: the driver's class path (and with it
+    # the class-data-sharing archive built at setup) stays what it was.
+    shipped = [*jars.paths, *([decoder] if (decoder := decode_jar()) else [])]
+    if shipped:
+        conf["spark.jars"] = ",".join(shipped)
     if jars.maven:
         conf["spark.jars.packages"] = ",".join(jars.maven)
     if not s.is_local_master:

@@ -44,6 +44,7 @@ DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_INFLATED_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 128
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
+DECODE_ENGINES = ("auto", "python", "jvm")
 # A landed file younger than this (by modification time) may still be being written.
 DEFAULT_SETTLE_SECONDS = 5.0
 # How long a writer waits for another writer's lock (docs/reliability.md).
@@ -203,6 +204,10 @@ class Settings:
     decode_max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES
     decode_max_depth: int = DEFAULT_MAX_DEPTH
     decode_split_bytes: int = DEFAULT_SPLIT_BYTES
+    # Who decodes landed stream files: "auto" (the JVM decoder where its jar is built and
+    # the schema allows it, Python for the rest), "python" (every line in Python) or
+    # "jvm" (as auto, but a missing jar is an error). docs/decisions/0058.
+    decode_engine: str = "auto"
     # -- privacy (docs/privacy.md): the salt of irreversible hashes and the key of
     # deterministic encryption; secrets, so kept out of repr
     privacy_salt: str | None = field(default=None, repr=False)
@@ -274,6 +279,7 @@ class Settings:
             ),
             decode_max_depth=_positive_int(env, "FLOE_DECODE_MAX_DEPTH", DEFAULT_MAX_DEPTH),
             decode_split_bytes=_positive_int(env, "FLOE_DECODE_SPLIT_BYTES", DEFAULT_SPLIT_BYTES),
+            decode_engine=_choice(env, "FLOE_DECODE_ENGINE", "auto", DECODE_ENGINES),
             privacy_salt=env.get("FLOE_PRIVACY_SALT") or None,
             privacy_key=env.get("FLOE_PRIVACY_KEY") or None,
         )

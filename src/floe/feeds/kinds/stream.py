@@ -36,6 +36,8 @@ from floe.decode.core import (
     PieceCounts,
     StreamSpec,
     decode_output_schema,
+    jvm_available,
+    jvm_versions,
     read_staged,
     stage_files,
     stage_lines,
@@ -312,8 +314,24 @@ def read(spark: SparkSession, feed: Feed, files: Sequence[LandedFile], ctx: Inge
         DecodeLimits.from_settings(ctx.settings),
         staging,
         ctx.settings.decode_split_bytes,
+        jvm=jvm_decode(spark, feed, ref, ctx.settings.decode_engine),
     )
     return _finish(spark, feed, ctx, staging, pieces)
+
+
+def jvm_decode(spark: SparkSession, feed: Feed, ref: RegistryRef, engine: str) -> str | None:
+    """The versions the JVM decoder takes for ``feed`` (``Settings.decode_engine``), or None."""
+    if engine == "python":
+        return None
+    if not jvm_available(spark):
+        if engine == "jvm":
+            raise FeedError(
+                "FLOE_DECODE_ENGINE=jvm but the session has no floe decoder jar: "
+                "run `floe dev build-jvm` (make setup does), or unset FLOE_DECODE_ENGINE"
+            )
+        return None
+    s = spec(feed)
+    return jvm_versions(s, ref.open().versions(s.schema, s.registry))
 
 
 def empty(spark: SparkSession, feed: Feed, ctx: IngestContext) -> DataFrame:
