@@ -155,14 +155,51 @@ def secrets(lakehouse) -> Secrets:
     return load_secrets(lakehouse)
 
 
+# Every length around AES's 16-byte blocks (SIV pads below 16, xors the end above),
+# multi-byte UTF-8, and the empty string.
+MASK_VALUES = [
+    "+1-555-1234",
+    "Zoë",
+    "x' OR '1'='1",
+    None,
+    "",
+    *("a" * n for n in range(1, 50)),
+    "é" * 8,
+    "😀" * 4,
+    "Zoë 😀 " * 9,
+]
+
+
 @pytest.mark.integration
 def test_spark_functions_mask_exactly_as_python(spark, lakehouse, secrets):
-    values = ["+1-555-1234", "Zoë", "x' OR '1'='1", None]
-    frame = spark.createDataFrame([(v,) for v in values], "v string")
-    rows = frame.selectExpr("v", "floe_hash(v) as h", "floe_encrypt(v) as e").collect()
+    frame = spark.createDataFrame([(v,) for v in MASK_VALUES], "v string")
+    masked = frame.selectExpr("v", "floe_hash(v) as h", "floe_encrypt(v) as e")
+    # They run in the JVM (floe.jvm.Masking), not in a Python worker (ADR 0059).
+    plan = masked._jdf.queryExecution().executedPlan().toString()
+    assert "EvalPython" not in plan, plan
+    rows = masked.collect()
+    assert len(rows) == len(MASK_VALUES)
     for row in rows:
         assert row.h == hash_value(row.v, secrets.salt)
         assert row.e == encrypt_value(row.v, secrets.key)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("size", [32, 48, 64])
+def test_jvm_encryption_matches_python_for_every_key_size(spark, size):
+    import os
+
+    from floe.privacy.functions import MASKING_CLASS
+    from floe.runtime.jars import jvm_class
+
+    masking = jvm_class(spark, MASKING_CLASS)
+    assert masking is not None, "floe's jar is not in the session (floe dev build-jvm)"
+    key, salt = os.urandom(size), os.urandom(size)
+    encrypt, hasher = masking.encrypt(bytearray(key)), masking.hash(bytearray(salt))
+    for value in MASK_VALUES:
+        assert encrypt.call(value) == encrypt_value(value, key)
+        assert hasher.call(value) == hash_value(value, salt)
+    assert encrypt.toString() == "floe_encrypt"  # never the key
 
 
 @pytest.mark.integration

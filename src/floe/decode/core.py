@@ -622,12 +622,9 @@ def jvm_versions(spec: StreamSpec, versions: Sequence[Any]) -> str | None:
 
 def jvm_available(spark: SparkSession) -> bool:
     """Whether the session's JVM has floe's decoder jar (``floe dev build-jvm``)."""
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    target: Any = jvm
-    for part in JVM_CLASS.split("."):
-        target = getattr(target, part)
-    return type(target).__name__ == "JavaClass"  # an unknown name is a JavaPackage
+    from floe.runtime.jars import jvm_class
+
+    return jvm_class(spark, JVM_CLASS) is not None
 
 
 def _fallback_lines(path: str) -> list[tuple[int, bytes, int]]:
@@ -728,12 +725,11 @@ def _stage_files_jvm(
     """
     from pyspark.sql.types import StringType, StructField, StructType
 
+    from floe.runtime.jars import jvm_class
+
     out, left = staging / "_jvm", staging / "_fallback"
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    decoder: Any = jvm
-    for part in JVM_CLASS.split("."):
-        decoder = getattr(decoder, part)
+    decoder = jvm_class(spark, JVM_CLASS)
+    assert decoder is not None, "stage_files(jvm=...) without floe's jar in the session"
     texts = decoder.stage(
         spark._jsparkSession,
         json.dumps(plan),

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 HASH_FUNCTION = "floe_hash"
 ENCRYPT_FUNCTION = "floe_encrypt"
 DECRYPT_FUNCTION = "floe_decrypt"
+MASKING_CLASS = "floe.jvm.Masking"
 
 
 def _secrets_or_error(settings: Settings) -> tuple[Secrets | None, str | None]:
@@ -101,10 +102,32 @@ def _register(spark: SparkSession, name: str, function: Callable[[Any], Any]) ->
 
 
 def register_functions(spark: SparkSession, settings: Settings) -> None:
-    """Register ``floe_hash`` and ``floe_encrypt`` in ``spark`` with ``settings``' secrets."""
+    """Register ``floe_hash`` and ``floe_encrypt`` in ``spark`` with ``settings``' secrets.
+
+    With floe's jar in the session (``floe dev build-jvm``) and usable secrets, they run
+    in the JVM (floe.jvm.Masking: the same values, no Python worker; ADR 0059); else in
+    Python workers, which also carry the error of missing secrets.
+    """
     secrets, error = _secrets_or_error(settings)
+    if secrets is not None and _register_jvm(spark, secrets):
+        return
     _register(spark, HASH_FUNCTION, _series_function(_hasher(secrets), error))
     _register(spark, ENCRYPT_FUNCTION, _series_function(_encryptor(secrets), error))
+
+
+def _register_jvm(spark: SparkSession, secrets: Secrets) -> bool:
+    """``floe_hash`` / ``floe_encrypt`` as JVM functions; False without floe's jar."""
+    from floe.runtime.jars import jvm_class
+
+    masking = jvm_class(spark, MASKING_CLASS)
+    jvm = spark.sparkContext._jvm
+    if masking is None or jvm is None:
+        return False
+    string = jvm.org.apache.spark.sql.types.DataTypes.StringType
+    udf = spark._jsparkSession.udf()
+    udf.register(HASH_FUNCTION, masking.hash(bytearray(secrets.salt)), string)
+    udf.register(ENCRYPT_FUNCTION, masking.encrypt(bytearray(secrets.key)), string)
+    return True
 
 
 def register_decrypt(spark: SparkSession, settings: Settings) -> None:

@@ -11,6 +11,7 @@ import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from floe.runtime.settings import JAR_OVERRIDE_VARS, Settings
 
@@ -137,3 +138,13 @@ def build_decode_jar(javac: str = "javac") -> Path:
                 jar.write(cls, cls.relative_to(out).as_posix())
         tmp.replace(DECODE_JAR)
     return DECODE_JAR
+
+
+def jvm_class(spark: Any, name: str) -> Any | None:
+    """The py4j handle of class ``name`` in ``spark``'s JVM (floe's jar), or None."""
+    target: Any = spark.sparkContext._jvm
+    if target is None:
+        return None
+    for part in name.split("."):
+        target = getattr(target, part)
+    return target if type(target).__name__ == "JavaClass" else None  # else a JavaPackage
