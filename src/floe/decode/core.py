@@ -350,6 +350,39 @@ class _Tally:
         self.min_seq: str | None = None
         self.max_seq: str | None = None
 
+    def stage(
+        self,
+        lines: Sequence[tuple[int, Any, int]],
+        piece: dict[str, Any],
+        decoder: RecordDecoder,
+        writer: _StagedWriter,
+        schema: pa.Schema,
+    ) -> None:
+        """Decode ``lines`` of ``piece`` in batches into ``writer``, counting them."""
+        fixed = {"_source_file": piece["key"], **piece["attrs"]}
+        for at in range(0, len(lines), BATCH_ROWS):
+            cols = decode_lines_batch(lines[at : at + BATCH_ROWS], decoder)
+            writer.write(to_record_batch(cols, schema, fixed))
+            self.add(cols.codes, cols.envelope["_sequence_number"])
+
+    def row(
+        self, part: str, piece: dict[str, Any], blocks: str | None, changed: str | None
+    ) -> dict[str, Any]:
+        """The count row (COUNTS_DDL) of ``piece``'s lines counted here."""
+        return {
+            "part": part,
+            "_source_file": piece["key"],
+            "start": piece["start"],
+            "end": piece["end"],
+            "records_in": self.records_in,
+            "decoded": self.decoded,
+            "quarantined": self.quarantined,
+            "min_seq": self.min_seq,
+            "max_seq": self.max_seq,
+            "blocks": blocks,
+            "changed": changed,
+        }
+
     def add(self, codes: list[Any], seqs: list[Any]) -> None:
         self.records_in += len(codes)
         good = [s for c, s in zip(codes, seqs, strict=True) if c is None and s is not None]
@@ -402,27 +435,10 @@ def _stage_piece(
         lines, blocks = piece_lines(
             path, piece["start"], piece["end"], size, decoder.limits.max_line_bytes
         )
-        fixed = {"_source_file": piece["key"], **piece["attrs"]}
-        for at in range(0, len(lines), BATCH_ROWS):
-            cols = decode_lines_batch(lines[at : at + BATCH_ROWS], decoder)
-            record_batch = to_record_batch(cols, schema, fixed)
-            tally.add(cols.codes, cols.envelope["_sequence_number"])
-            writer.write(record_batch)
+        tally.stage(lines, piece, decoder, writer, schema)
         del lines
         changed = file_change(path, size, mtime, WHILE_READ)
-    return {
-        "part": part,
-        "_source_file": piece["key"],
-        "start": piece["start"],
-        "end": piece["end"],
-        "records_in": tally.records_in,
-        "decoded": tally.decoded,
-        "quarantined": tally.quarantined,
-        "min_seq": tally.min_seq,
-        "max_seq": tally.max_seq,
-        "blocks": b"".join(blocks).hex(),
-        "changed": changed,
-    }
+    return tally.row(part, piece, b"".join(blocks).hex(), changed)
 
 
 def _counts_arrow() -> pa.Schema:
@@ -660,29 +676,10 @@ def _stage_fallback(
             piece = task["piece"]
             name = f"fallback-{piece['file']:06d}-{piece['start']:015d}"
             writer = _StagedWriter(folder, name, schema)
-            lines = _fallback_lines(task["lines"])
-            fixed = {"_source_file": piece["key"], **piece["attrs"]}
             tally = _Tally()
-            for at in range(0, len(lines), BATCH_ROWS):
-                cols = decode_lines_batch(lines[at : at + BATCH_ROWS], decoder)
-                writer.write(to_record_batch(cols, schema, fixed))
-                tally.add(cols.codes, cols.envelope["_sequence_number"])
+            tally.stage(_fallback_lines(task["lines"]), piece, decoder, writer, schema)
             writer.close()
-            counts.append(
-                {
-                    "part": name,
-                    "_source_file": piece["key"],
-                    "start": piece["start"],
-                    "end": piece["end"],
-                    "records_in": tally.records_in,
-                    "decoded": tally.decoded,
-                    "quarantined": tally.quarantined,
-                    "min_seq": tally.min_seq,
-                    "max_seq": tally.max_seq,
-                    "blocks": None,
-                    "changed": None,
-                }
-            )
+            counts.append(tally.row(name, piece, None, None))
     yield pa.RecordBatch.from_pylist(counts, schema=_counts_arrow())
 
 
