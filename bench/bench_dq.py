@@ -376,8 +376,8 @@ def main() -> None:
         f"{'met' if ratio <= 1.5 else f'missed by {ratio / 1.5:.2f}x'})"
     )
     print(
-        f"ratio 20 queries / one pass         {speedup:6.2f}x  (target >= 5x: "
-        f"{'met' if speedup >= 5 else f'missed by {5 / speedup:.2f}x'})"
+        f"ratio 20 queries / one pass         {speedup:6.2f}x  (no target: it measures the "
+        "separate queries' per-query overhead, not floe's pass)"
     )
     print(f"ratio verify / full 8-column scan   {parts['verify'] / parts['full']:6.2f}x")
     print(f"ratio passes in turn / full scan    {t['in_turn'] / full:6.2f}x  (before)")

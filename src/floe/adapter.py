@@ -598,7 +598,11 @@ class FloeAdapter(SparkAdapter):
         try:
             connection = self.connections.get_thread_connection()
         except InvalidConnectionError:
-            return get_spark(connection_settings())
+            # No dbt connection in this thread: take the writer lock as opening one
+            # would, so a writing command never starts Spark work without it.
+            settings = connection_settings()
+            _take_writer_lock(settings)
+            return get_spark(settings)
         connection.handle  # noqa: B018 - resolving a lazy handle opens the connection
         return get_spark()
 

@@ -55,8 +55,15 @@ def _corner_lines(version: Any, good: dict[str, Any]) -> list[bytes]:
     data = base64.b64encode(framed).decode()
     header, payload = framed[:18], framed[18:]
     compressed = header[:1] + b"\x05" + header[2:] + zlib.compress(payload)
+    good_line = _envelope(data, 1)
     lines = [
-        _envelope(data, 1),  # good
+        # The same envelope in UTF-16 and UTF-32: not JSON to orjson (NUL bytes), while
+        # Jackson would detect the encoding from the first bytes. First in the file.
+        good_line.decode().encode("utf-16-le"),
+        good_line.decode().encode("utf-32-le"),
+        good_line[:20] + b"\x00" + good_line[20:],  # a NUL outside any string
+        good_line[:-2] + b"\x01" + good_line[-2:],  # a raw control byte inside a string
+        good_line,  # good
         b"  " + _envelope(data, 2) + b"\r",  # whitespace around: good in both
         _envelope(base64.b64encode(compressed).decode(), 3),  # zlib: good
         _envelope(

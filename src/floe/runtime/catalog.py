@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlsplit
 
-from floe.runtime.settings import Settings
+from floe.runtime.settings import Settings, sqlite_file
 
 if TYPE_CHECKING:
     from pyiceberg.catalog.sql import SqlCatalog
@@ -45,9 +45,7 @@ class CatalogDatabase:
 
     @property
     def sqlite_path(self) -> Path | None:
-        if not self.is_sqlite:
-            return None
-        return Path(self.uri.removeprefix("jdbc:sqlite:").split("?", 1)[0])
+        return sqlite_file(self.uri)
 
     @property
     def display(self) -> str:

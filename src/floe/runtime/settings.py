@@ -45,6 +45,15 @@ DEFAULT_MAX_INFLATED_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 128
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 DECODE_ENGINES = ("auto", "python", "jvm")
+
+
+def sqlite_file(catalog_uri: str) -> Path | None:
+    """The file of a ``jdbc:sqlite:`` catalog URI (its options cut off), else None."""
+    if not catalog_uri.startswith("jdbc:sqlite:"):
+        return None
+    return Path(catalog_uri.removeprefix("jdbc:sqlite:").split("?", 1)[0])
+
+
 # A landed file younger than this (by modification time) may still be being written.
 DEFAULT_SETTLE_SECONDS = 5.0
 # How long a writer waits for another writer's lock (docs/reliability.md).
@@ -292,9 +301,7 @@ class Settings:
 
     @property
     def sqlite_path(self) -> Path | None:
-        if not self.is_sqlite:
-            return None
-        return Path(self.catalog_uri.removeprefix("jdbc:sqlite:").split("?", 1)[0])
+        return sqlite_file(self.catalog_uri)
 
     @property
     def warehouse_path(self) -> Path | None:

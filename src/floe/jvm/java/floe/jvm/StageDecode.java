@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Set;
@@ -190,6 +191,7 @@ public final class StageDecode {
         JsonNode first = pieces.get(0);
         part =
             String.format(
+                Locale.ROOT,
                 "part-%06d-%015d", first.get("file").asLong(), first.get("start").asLong());
       }
     }
@@ -410,7 +412,7 @@ public final class StageDecode {
         changed = fileChange(path, size, mtimeNs);
       }
       long start = spec.get("start").asLong();
-      String name = String.format("%06d-%015d.lines", spec.get("file").asLong(), start);
+      String name = String.format(Locale.ROOT, "%06d-%015d.lines", spec.get("file").asLong(), start);
       Path target = Paths.get(fallbackDir, name);
       if (fallback != null) {
         fallback.flush();
@@ -579,6 +581,13 @@ public final class StageDecode {
     }
 
     InternalRow decodeOrDoubt(byte[] b, int from, int n, Piece piece) throws Doubt, IOException {
+      // A control byte other than JSON's whitespace is never JSON (orjson refuses it);
+      // a NUL would also let Jackson take the line for UTF-16 or UTF-32.
+      for (int k = from; k < from + n; k++) {
+        if ((b[k] & 0xFF) < 0x20 && b[k] != '\t' && b[k] != '\r' && b[k] != '\n') {
+          throw Doubt.INSTANCE;
+        }
+      }
       Utf8.check(b, from, from + n);
       int i = from;
       while (i < from + n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n')) {
