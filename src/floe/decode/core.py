@@ -403,19 +403,31 @@ def _stage_pieces(
     folder: str,
     schema: pa.Schema,
 ) -> Iterator[pa.RecordBatch]:
-    """mapInArrow: a task's pieces (one JSON row each) -> staged Parquet + count rows."""
+    """mapInArrow: tasks (one JSON row each) -> staged Parquet + count rows.
+
+    A task is a list of pieces to read, or ``{"piece", "lines"}``: the lines of one
+    piece the JVM decoder left for Python (:func:`_stage_files_jvm`).
+    """
     import pyarrow as pa
 
     decoder = _decoder(spec, ref, limits)
     counts: list[dict[str, Any]] = []
     for batch in batches:
         for text in batch.column("task").to_pylist():
-            pieces = json.loads(text)
-            first = pieces[0]
-            name = f"part-{first['file']:06d}-{first['start']:015d}"
-            writer = _StagedWriter(folder, name, schema)
-            for piece in pieces:
-                counts.append(_stage_piece(piece, decoder, writer, schema, name))
+            task = json.loads(text)
+            if isinstance(task, dict):
+                piece = task["piece"]
+                name = f"fallback-{piece['file']:06d}-{piece['start']:015d}"
+                writer = _StagedWriter(folder, name, schema)
+                tally = _Tally()
+                tally.stage(_fallback_lines(task["lines"]), piece, decoder, writer, schema)
+                counts.append(tally.row(name, piece, None, None))
+            else:
+                first = task[0]
+                name = f"part-{first['file']:06d}-{first['start']:015d}"
+                writer = _StagedWriter(folder, name, schema)
+                for piece in task:
+                    counts.append(_stage_piece(piece, decoder, writer, schema, name))
             writer.close()
     yield pa.RecordBatch.from_pylist(counts, schema=_counts_arrow())
 
@@ -561,21 +573,36 @@ def stage_files(
     ``jvm`` (:func:`jvm_versions`), the JVM decoder reads them and leaves to the Python
     workers only the lines it is not sure of.
     """
-    from pyspark.sql.types import StringType, StructField, StructType
-
     staging.mkdir(parents=True, exist_ok=True)
     plan = plan_tasks(files, split_bytes, spark.sparkContext.defaultParallelism)
     if jvm is not None:
         return _stage_files_jvm(spark, plan, jvm, spec, record_type, ref, limits, staging)
+    return _run_tasks(spark, plan, len(plan), spec, record_type, ref, limits, staging)
+
+
+def _run_tasks(
+    spark: SparkSession,
+    tasks: Sequence[Any],
+    slices: int,
+    spec: StreamSpec,
+    record_type: StructType,
+    ref: RegistryRef,
+    limits: DecodeLimits,
+    staging: Path,
+) -> list[PieceCounts]:
+    """Python workers run ``tasks`` (:func:`_stage_pieces`) in ``slices`` Spark tasks;
+    their count rows."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
     schema = _arrow_schema(record_type)
     folder = str(staging)
-    rdd = spark.sparkContext.parallelize([(json.dumps(t),) for t in plan], len(plan))
-    tasks = spark.createDataFrame(rdd, StructType([StructField("task", StringType())]))
+    rdd = spark.sparkContext.parallelize([(json.dumps(t),) for t in tasks], slices)
+    frame = spark.createDataFrame(rdd, StructType([StructField("task", StringType())]))
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return _stage_pieces(batches, spec, ref, limits, folder, schema)
 
-    return _collect_counts(tasks.mapInArrow(run, COUNTS_DDL))  # type: ignore[arg-type]
+    return _collect_counts(frame.mapInArrow(run, COUNTS_DDL))  # type: ignore[arg-type]
 
 
 def stage_lines(
@@ -657,32 +684,6 @@ def _fallback_lines(path: str) -> list[tuple[int, bytes, int]]:
     return lines
 
 
-def _stage_fallback(
-    batches: Iterator[pa.RecordBatch],
-    spec: StreamSpec,
-    ref: RegistryRef,
-    limits: DecodeLimits,
-    folder: str,
-    schema: pa.Schema,
-) -> Iterator[pa.RecordBatch]:
-    """mapInArrow: the lines the JVM left (one piece's file per row) -> staged + counts."""
-    import pyarrow as pa
-
-    decoder = _decoder(spec, ref, limits)
-    counts: list[dict[str, Any]] = []
-    for batch in batches:
-        for text in batch.column("task").to_pylist():
-            task = json.loads(text)
-            piece = task["piece"]
-            name = f"fallback-{piece['file']:06d}-{piece['start']:015d}"
-            writer = _StagedWriter(folder, name, schema)
-            tally = _Tally()
-            tally.stage(_fallback_lines(task["lines"]), piece, decoder, writer, schema)
-            writer.close()
-            counts.append(tally.row(name, piece, None, None))
-    yield pa.RecordBatch.from_pylist(counts, schema=_counts_arrow())
-
-
 def _merge(jvm: PieceCounts, python: PieceCounts | None) -> PieceCounts:
     """A piece's counts: the JVM's lines and the Python decoder's, added."""
     if python is None:
@@ -720,8 +721,6 @@ def _stage_files_jvm(
     pass (moved into the pass once the job succeeded: a failed job leaves nothing the
     pass reads) and one file of left lines per piece; the Python job decodes those.
     """
-    from pyspark.sql.types import StringType, StructField, StructType
-
     from floe.runtime.jars import jvm_class
 
     out, left = staging / "_jvm", staging / "_fallback"
@@ -754,19 +753,11 @@ def _stage_files_jvm(
         if fallback:
             piece = pieces[key]
             lines = left / f"{piece['file']:06d}-{piece['start']:015d}.lines"
-            tasks.append((json.dumps({"piece": piece, "lines": str(lines)}),))
+            tasks.append({"piece": piece, "lines": str(lines)})
     python: dict[tuple[str, int], PieceCounts] = {}
     if tasks:
-        schema = _arrow_schema(record_type)
-        folder = str(staging)
         slices = min(len(tasks), spark.sparkContext.defaultParallelism)
-        rdd = spark.sparkContext.parallelize(tasks, slices)
-        frame = spark.createDataFrame(rdd, StructType([StructField("task", StringType())]))
-
-        def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            return _stage_fallback(batches, spec, ref, limits, folder, schema)
-
-        for counts in _collect_counts(frame.mapInArrow(run, COUNTS_DDL)):  # type: ignore[arg-type]
+        for counts in _run_tasks(spark, tasks, slices, spec, record_type, ref, limits, staging):
             python[(counts.source_file, counts.start)] = counts
     shutil.rmtree(left, ignore_errors=True)
     return [_merge(c, python.get((c.source_file, c.start))) for _, c in sorted(jvm_counts.items())]
