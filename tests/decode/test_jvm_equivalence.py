@@ -272,3 +272,140 @@ def test_generated_avro_streams_stage_as_the_python_decoder(spark, lakehouse, tm
         assert 0 < good < len(rows)
         # The JVM decoded every good record (compressed ones too); Python every bad one.
         assert _rows_by(tmp_path / name / "jvm") == {"jvm": good, "fallback": len(rows) - good}
+
+
+# --------------------------------------------------------------------------- JSON Schema
+
+WEATHER = {
+    "temperature": 60,
+    "location": {"city": "Phoenix", "state": "Arizona", "country": "US"},
+    "timestamp": 1,
+}
+
+
+def _json_corner_payloads() -> list[bytes]:
+    """Payloads of the weather stream on the edges between what the JVM takes (strict
+    UTF-8 JSON the version accepts, each value exactly its column's type) and what it
+    leaves to Python (docs/decisions/0058-jvm-decoder-fast-path.md)."""
+    loc = b'"location":{"city":"Phoenix","state":"Arizona"}'
+    payloads = [
+        b'{"temperature":60,' + loc + b',"timestamp":1}',  # good
+        b' \r\n{"temperature":60,' + loc + b',"timestamp":1}\t ',  # whitespace: good
+        b'{"timestamp":1,' + loc + b',"temperature":-0}',  # another order, -0: good
+        # Members the version does not name (additionalProperties true at the root).
+        b'{"temperature":60,' + loc + b',"timestamp":1,"x":[1,2.5,"s",null,true,{"a":[]}]}',
+        b'{"temperature":60,' + loc + b',"timestamp":1,"x":null,"y":1e5,"z":-0.0}',
+        b'{"temperature":60,' + loc + b',"timestamp":1,"x":1e999}',  # infinity: json_parse
+        b'{"temperature":60,' + loc + b',"timestamp":1,"x":' + b"[" * 100 + b"]" * 100 + b"}",
+        b'{"temperature":60,' + loc + b',"timestamp":1,"x":' + b"[" * 200 + b"]" * 200 + b"}",
+        b'{"temperature":60,' + loc + b',"timestamp":1,"x":123456789012345678901234567890}',
+        b'{"temperature":60,' + loc + b',"timestamp":1,"x":"\\ud800"}',  # lone surrogate
+        b'{"temperature":60,' + loc + b',"timestamp":1,"x":01}',  # a leading zero
+        b'{"temperature":60,' + loc + b',"timestamp":1,"x":.5}',
+        b'{"temperature":60,' + loc + b',"timestamp":1,"x":1.}',
+        b'{"temperature":60,' + loc + b',"timestamp":1,/*c*/"x":1}',  # a comment
+        b"{'temperature':60," + loc + b',"timestamp":1}',  # single quotes
+        b'{"temperature":60,' + loc + b',"timestamp":1,}',  # trailing comma
+        b'{"temperature":60,' + loc + b',"timestamp":1} x',  # trailing garbage
+        b'{"temperature":60,' + loc + b',"timestamp":1}{}',  # a second value
+        b'{"temperature":NaN,' + loc + b',"timestamp":1}',
+        # Values against the schema and the columns.
+        b'{"temperature":60,"temperature":61,' + loc + b',"timestamp":1}',  # repeated
+        b'{"temperature":60.0,' + loc + b',"timestamp":1}',  # an integral float
+        b'{"temperature":6e1,' + loc + b',"timestamp":1}',
+        b'{"temperature":true,' + loc + b',"timestamp":1}',
+        b'{"temperature":null,' + loc + b',"timestamp":1}',
+        b'{"temperature":"60",' + loc + b',"timestamp":1}',
+        b'{"temperature":9223372036854775807,' + loc + b',"timestamp":-9223372036854775808}',
+        b'{"temperature":9223372036854775808,' + loc + b',"timestamp":1}',  # past int64
+        b'{"temperature":18446744073709551615,' + loc + b',"timestamp":1}',
+        b'{"temperature":60,' + loc + b"}",  # a required member missing
+        b'{"temperature":60,"location":{"city":"Phoenix"},"timestamp":1}',
+        b'{"temperature":60,"location":{"city":"P","state":"A","zip":"1"},"timestamp":1}',
+        b'{"temperature":60,"location":{"city":"P","state":"A","country":null},"timestamp":1}',
+        b'{"temperature":60,"location":{"city":"P","state":"A","country":7},"timestamp":1}',
+        b'{"temperature":60,"location":"Phoenix","timestamp":1}',
+        b'{"temperature":60,"location":null,"timestamp":1}',
+        b'{"temperature":60,"location":{"city":"P","state":"A","city":"Q"},"timestamp":1}',
+        # Strings: escapes, multi-byte UTF-8, what orjson refuses.
+        b'{"temperature":60,"location":{"city":"\\u00e9\\n\\"\\\\\\/\\u0000","state":"A"},"timestamp":1}',
+        b'{"temperature":60,"location":{"city":"\\ud83d\\ude00","state":"A"},"timestamp":1}',
+        b'{"temperature":60,"location":{"city":"\\udc00\\ud83d","state":"A"},"timestamp":1}',
+        b'{"temperature":60,"location":{"city":"\xf0\x9f\x98\x80 \xc3\xa9","state":"A"},"timestamp":1}',
+        b'{"temperature":60,"location":{"city":"\xed\xa0\x80","state":"A"},"timestamp":1}',
+        b'{"temperature":60,"location":{"city":"\xc0\xaf","state":"A"},"timestamp":1}',
+        b'{"temperature":60,"location":{"city":"a\tb","state":"A"},"timestamp":1}',
+        b'{"temperature":60,"location":{"city":"\\x","state":"A"},"timestamp":1}',
+        b'\xef\xbb\xbf{"temperature":60,' + loc + b',"timestamp":1}',  # a byte-order mark
+        b'{"temperature":60,' + loc + b',"timestamp":1}'.decode().encode("utf-16-le"),
+        b'{"temperature":60,"\\u0074imestamp":1,' + loc + b"}",  # an escaped member name
+        b"{}",
+        b"[]",
+        b"null",
+        b"1",
+        b"",
+        b"{",
+    ]
+    return payloads
+
+
+def test_json_schema_lines_stage_as_the_python_decoder(spark, lakehouse, tmp_path):
+    """The hostile JSON corpus, the envelope corpus and the JSON corner payloads, framed
+    with both versions of the weather schema (v1 has no ``country``), plain and zlib."""
+    from floe.registry import wire
+    from floe.registry.backends import RegistryRef
+    from floe.registry.sync import schemas_dir, sync_local_registry
+
+    sync_local_registry(lakehouse.state_dir, schemas_dir(ROOT))
+    registry = RegistryRef.from_settings(lakehouse).open()
+    versions = registry.versions("weather_report")
+    latest = registry.latest("weather_report")
+    huge = 12 << 20
+    corpus = hostile.json_corpus(latest, WEATHER, hostile.zlib_bomb(8 << 20), huge)
+    lines = [line for _, line in hostile.lines_for(corpus, 0)]
+    good_data = hostile.b64(codec.frame(WEATHER, latest))
+    lines += [line for _, line in hostile.envelope_corpus(good_data, 10_000, 16 << 20)]
+    seq = 20_000
+    for version in versions:
+        for payload in _json_corner_payloads():
+            for compress in (False, True):
+                framed = wire.encode_glue(payload, version.uuid, compress=compress)
+                lines.append(_envelope(hostile.b64(framed), seq))
+                seq += 1
+    files = _land(lakehouse, "weather.jsonl", lines)
+    rows = _assert_same(spark, lakehouse, files, "weather", tmp_path)
+    codes = {r["error_code"] for r in rows}
+    assert None in codes and {"json_parse", "schema_violation", "too_deep"} <= codes
+    by = _rows_by(tmp_path / "jvm")
+    assert by["jvm"] > 0 and by["fallback"] > 0
+    assert by["jvm"] + by["fallback"] == len(rows)
+    # v1 records have no country: the JVM staged them with a null there, as Arrow does.
+    assert any(
+        r["_schema_version"] == 1 and r["error_code"] is None and r["record"]["location"]
+        for r in rows
+    )
+
+
+def test_generated_json_streams_stage_as_the_python_decoder(spark, lakehouse, tmp_path):
+    """The demo's JSON Schema streams (enums, minimums, a nested object, two versions)
+    with 1 bad record in 10: the JVM stages every good record, Python every bad one."""
+    from floe.feeds.kinds import stream
+    from floe.generator import GenerateOptions, generate
+    from tests.helpers import feed
+
+    names = ["orders", "customer_events", "weather"]
+    opts = GenerateOptions(
+        landing=lakehouse.landing,
+        days=2,
+        scale=300,
+        bad_share=0.1,
+        project_dir=ROOT,
+        state_dir=lakehouse.state_dir,
+    )
+    generate(opts, names)
+    for name in names:
+        files = stream.discover(feed(name), lakehouse.landing)
+        rows = _assert_same(spark, lakehouse, files, name, tmp_path / name)
+        good = sum(r["error_code"] is None for r in rows)
+        assert 0 < good < len(rows)
+        assert _rows_by(tmp_path / name / "jvm") == {"jvm": good, "fallback": len(rows) - good}

@@ -641,11 +641,12 @@ _FALLBACK_RECORD = struct.Struct(">qqi")  # offset, length, kept bytes (StageDec
 
 def jvm_versions(spec: StreamSpec, versions: Sequence[Any]) -> str | None:
     """The versions of ``spec``'s schema the JVM fast path may decode, as its JSON
-    (``{uuid: {"number", "schema"}}``), or None when none may (JSON, Protobuf, a
-    stream with timestamp casts, a definition fastavro does not parse).
+    (``{uuid: {"number", "schema", "format"}}``), or None when none may (Protobuf, a
+    stream with timestamp casts, a definition fastavro or fastjsonschema does not take).
 
     The JVM decoder decides per version again whether it reads that shape exactly as
-    fastavro and Arrow do; a version it declines leaves its records to Python.
+    fastavro (or orjson and fastjsonschema) and Arrow do; a version it declines leaves
+    its records to Python.
     """
     from floe.registry import codec
 
@@ -653,13 +654,20 @@ def jvm_versions(spec: StreamSpec, versions: Sequence[Any]) -> str | None:
         return None
     out: dict[str, dict[str, Any]] = {}
     for version in versions:
-        if version.data_format != "AVRO" or version.name != spec.schema:
+        if version.data_format not in ("AVRO", "JSON") or version.name != spec.schema:
             continue
         try:
-            codec._avro_schema(version.definition)
+            if version.data_format == "AVRO":
+                codec._avro_schema(version.definition)
+            else:
+                codec._json_validator(version.definition)
         except Exception:  # the Python path reports it per record
             continue
-        out[str(version.uuid)] = {"number": version.version_number, "schema": version.definition}
+        out[str(version.uuid)] = {
+            "number": version.version_number,
+            "schema": version.definition,
+            "format": version.data_format,
+        }
     return json.dumps(out, sort_keys=True) if out else None
 
 
@@ -734,6 +742,7 @@ def _stage_files_jvm(
         limits.max_line_bytes,
         limits.max_record_bytes,
         limits.max_inflated_bytes,
+        limits.max_depth,
         str(out),
         str(left),
     )

@@ -93,6 +93,7 @@ public final class StageDecode {
       long maxLine,
       long maxRecord,
       long maxInflated,
+      int maxDepth,
       String outDir,
       String fallbackDir)
       throws IOException {
@@ -105,7 +106,7 @@ public final class StageDecode {
     StructType output = (StructType) DataType.fromJson(outputSchemaJson);
     CollectionAccumulator<String> counts =
         spark.sparkContext().collectionAccumulator("floe.decode.counts");
-    Limits limits = new Limits(maxLine, maxRecord, maxInflated);
+    Limits limits = new Limits(maxLine, maxRecord, maxInflated, maxDepth);
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     JavaRDD<String> rdd = jsc.parallelize(taskTexts, Math.max(1, taskTexts.size()));
     TaskFunction fn =
@@ -124,11 +125,13 @@ public final class StageDecode {
     final long maxRecord;
     final long maxInflated;
     final long maxBase64;
+    final int maxDepth;
 
-    Limits(long maxLine, long maxRecord, long maxInflated) {
+    Limits(long maxLine, long maxRecord, long maxInflated, int maxDepth) {
       this.maxLine = maxLine;
       this.maxRecord = maxRecord;
       this.maxInflated = maxInflated;
+      this.maxDepth = maxDepth;
       this.maxBase64 = (maxRecord + 2) / 3 * 4;
     }
   }
@@ -541,7 +544,7 @@ public final class StageDecode {
     static Decoder get(String versionsJson, String outputSchemaJson, Limits limits)
         throws IOException {
       String key = versionsJson + "\u0000" + outputSchemaJson + "\u0000" + limits.maxLine + ","
-          + limits.maxRecord + "," + limits.maxInflated;
+          + limits.maxRecord + "," + limits.maxInflated + "," + limits.maxDepth;
       Decoder d = CACHE.get(key);
       if (d == null) {
         d = new Decoder(versionsJson, outputSchemaJson, limits);
@@ -559,15 +562,22 @@ public final class StageDecode {
       Iterator<Map.Entry<String, JsonNode>> it = all.fields();
       while (it.hasNext()) {
         Map.Entry<String, JsonNode> e = it.next();
-        Reader reader;
+        Reader reader = null;
+        JsonPlan.Reader json = null;
         try {
-          Schema schema = new Schema.Parser().setValidateDefaults(false)
-              .parse(e.getValue().get("schema").asText());
-          reader = Plan.of(schema, record);
-        } catch (Plan.Ineligible | RuntimeException ex) {
+          String text = e.getValue().get("schema").asText();
+          JsonNode format = e.getValue().get("format");
+          if (format != null && format.asText().equals("JSON")) {
+            json = new JsonPlan.Reader(JsonPlan.of(new ObjectMapper().readTree(text)), record,
+                limits.maxDepth);
+          } else {
+            reader = Plan.of(new Schema.Parser().setValidateDefaults(false).parse(text), record);
+          }
+        } catch (Plan.Ineligible | IOException | RuntimeException ex) {
           continue; // every record of this version takes the Python path
         }
-        versions.put(UUID.fromString(e.getKey()), new Version(e.getValue().get("number").asInt(), reader));
+        int number = e.getValue().get("number").asInt();
+        versions.put(UUID.fromString(e.getKey()), new Version(number, reader, json));
       }
     }
 
@@ -697,9 +707,14 @@ public final class StageDecode {
       } else {
         in = new Avro(framed, 18);
       }
-      Object record = version.reader.read(in);
-      if (in.pos != in.buf.length) {
-        throw Doubt.INSTANCE;
+      Object record;
+      if (version.json != null) {
+        record = version.json.read(in.buf, in.pos, in.buf.length - in.pos);
+      } else {
+        record = version.reader.read(in);
+        if (in.pos != in.buf.length) {
+          throw Doubt.INSTANCE;
+        }
       }
       GenericInternalRow row = new GenericInternalRow(width);
       row.update(2, seq == null ? null : UTF8String.fromString(seq));
@@ -742,11 +757,13 @@ public final class StageDecode {
 
   static final class Version {
     final int number;
-    final Reader reader;
+    final Reader reader; // Avro, or null
+    final JsonPlan.Reader json; // JSON Schema, or null
 
-    Version(int number, Reader reader) {
+    Version(int number, Reader reader, JsonPlan.Reader json) {
       this.number = number;
       this.reader = reader;
+      this.json = json;
     }
   }
 
