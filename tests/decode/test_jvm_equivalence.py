@@ -4,10 +4,12 @@
 doing every line, once with the JVM decoder (floe.jvm.StageDecode) doing the lines it is
 sure of and the Python workers the rest (docs/decisions/0058-jvm-decoder-fast-path.md).
 The staged rows (every column, quarantine codes and details included) and the per-piece
-counts must be equal. Corpora: the hostile Avro and envelope corpora of
+counts must be equal. Corpora: the hostile Avro, JSON and envelope corpora of
 tests/decode/hostile.py, lines written to trip exactly the places where Java and Python
 could disagree (JSON and UTF-8 corner cases, base64 padding, varint ranges, map keys),
-a file cut into pieces mid-line, and the demo's generated Avro streams.
+JSON Schema payloads on the edges of the JVM's subset (types, bounds, enums, members the
+schema does not name, numbers orjson reads as floats), a file cut into pieces mid-line,
+and the demo's generated Avro and JSON Schema streams.
 """
 
 from __future__ import annotations

@@ -223,9 +223,14 @@ def record(
     keys = [f.key for f in files]
     # Only a replay after a crash finds rows to replace; a first pass commits no delete.
     view = f"floe_replaced_files_{uuid.uuid4().hex}"
+    mine = (F.col("feed") == feed.name) & F.col("_source_file").isin(keys)
+    probes = [
+        spark.table(t).where(mine).select(F.lit(t).alias("t")).limit(1)
+        for t in (QUARANTINE, LANDED_FILES)
+    ]
+    holding = {r[0] for r in probes[0].unionByName(probes[1]).collect()}  # one Spark job
     for table in (QUARANTINE, LANDED_FILES):
-        mine = (F.col("feed") == feed.name) & F.col("_source_file").isin(keys)
-        if spark.table(table).where(mine).limit(1).count():
+        if table in holding:
             spark.createDataFrame([(k,) for k in keys], "k string").createOrReplaceTempView(view)
             try:
                 # Other feeds' models append to these tables meanwhile (dbt threads).
@@ -298,6 +303,8 @@ def report_changes(
     """
     from pyspark.sql import functions as F
 
+    if not files:
+        return []  # nothing done yet (a first build): no ledger read, no Spark job
     ensure_tables(spark)
     recorded = {
         r["_source_file"]: r

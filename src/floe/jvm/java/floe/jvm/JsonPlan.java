@@ -253,10 +253,12 @@ final class JsonPlan {
             if (node.kind != Kind.INTEGER) {
               throw StageDecode.Doubt.INSTANCE;
             }
-            BigDecimal d = BigDecimal.valueOf(v);
-            if ((node.minimum != null && d.compareTo(node.minimum) < 0)
-                || (node.maximum != null && d.compareTo(node.maximum) > 0)) {
-              throw StageDecode.Doubt.INSTANCE;
+            if (node.minimum != null || node.maximum != null) {
+              BigDecimal d = BigDecimal.valueOf(v);
+              if ((node.minimum != null && d.compareTo(node.minimum) < 0)
+                  || (node.maximum != null && d.compareTo(node.maximum) > 0)) {
+                throw StageDecode.Doubt.INSTANCE;
+              }
             }
           }
           if (type == null) {

@@ -67,7 +67,8 @@ import org.apache.spark.util.CollectionAccumulator;
  * lines with the same rules, and decodes a line itself only when it is sure of the result:
  * a well-formed Kinesis envelope with string fields, strict base64, a Glue header naming a
  * version the driver declared eligible (Avro, a shape this decoder reads exactly as
- * fastavro + Arrow would), a payload consumed to its last byte. Every other line — every
+ * fastavro + Arrow would; or JSON Schema, a subset read by {@link JsonPlan}), a payload
+ * consumed to its last byte. Every other line — every
  * error, every doubt — is written to a fallback file and decoded by the Python decoder,
  * which alone decides quarantine codes and details. So the staged rows are the Python
  * decoder's rows, bit for bit (tests/decode/test_jvm_equivalence.py).
