@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FIRST = "1 of "
 FOURTH_DONE = re.compile(r"\b4 of \d+ OK ")
+BUILD_LINE = re.compile(r"dbt build: [0-9.]+s, first node after [0-9.]+s")
 
 
 def _jvm_pid(home: str) -> int | None:
@@ -98,3 +99,6 @@ def main() -> None:
             print(f"  {seconds:6.2f}s  {seconds / total:5.1%}  {name}")
         jit = sum(s for n, s in used.items() if "CompilerThre" in n)
         print(f"  JIT compilers together: {jit:.1f}s ({jit / total:.0%} of the JVM's CPU)")
+        whole = BUILD_LINE.search(log.read_text(errors="replace"))
+        if whole:
+            print(f"the whole build: {whole.group(0)}")

@@ -251,17 +251,19 @@ def test_pieces_cut_mid_line_stage_as_the_python_decoder(
     }
 
 
-def test_generated_avro_streams_stage_as_the_python_decoder(spark, lakehouse, tmp_path):
-    """The demo's Avro streams with 1 bad record in 10 (and 5 % zlib-compressed)."""
+def _generated_streams_stage_as_the_python_decoder(
+    spark: Any, lakehouse: Any, tmp: Path, names: list[str], scale: int
+) -> None:
+    """The demo's streams ``names`` with 1 bad record in 10 (some zlib-compressed): the
+    same rows both ways, and the JVM decoded every good record, Python every bad one."""
     from floe.feeds.kinds import stream
     from floe.generator import GenerateOptions, generate
     from tests.helpers import feed
 
-    names = [f.name for f in (feed("unicorn_rides"), feed("movies_cdc")) if f.kind == "stream"]
     opts = GenerateOptions(
         landing=lakehouse.landing,
         days=2,
-        scale=600,
+        scale=scale,
         bad_share=0.1,
         project_dir=ROOT,
         state_dir=lakehouse.state_dir,
@@ -269,11 +271,16 @@ def test_generated_avro_streams_stage_as_the_python_decoder(spark, lakehouse, tm
     generate(opts, names)
     for name in names:
         files = stream.discover(feed(name), lakehouse.landing)
-        rows = _assert_same(spark, lakehouse, files, name, tmp_path / name)
+        rows = _assert_same(spark, lakehouse, files, name, tmp / name)
         good = sum(r["error_code"] is None for r in rows)
         assert 0 < good < len(rows)
-        # The JVM decoded every good record (compressed ones too); Python every bad one.
-        assert _rows_by(tmp_path / name / "jvm") == {"jvm": good, "fallback": len(rows) - good}
+        assert _rows_by(tmp / name / "jvm") == {"jvm": good, "fallback": len(rows) - good}
+
+
+def test_generated_avro_streams_stage_as_the_python_decoder(spark, lakehouse, tmp_path):
+    """The demo's Avro streams (5 % of their records zlib-compressed)."""
+    names = ["unicorn_rides", "movies_cdc"]
+    _generated_streams_stage_as_the_python_decoder(spark, lakehouse, tmp_path, names, 600)
 
 
 # --------------------------------------------------------------------------- JSON Schema
@@ -389,25 +396,6 @@ def test_json_schema_lines_stage_as_the_python_decoder(spark, lakehouse, tmp_pat
 
 
 def test_generated_json_streams_stage_as_the_python_decoder(spark, lakehouse, tmp_path):
-    """The demo's JSON Schema streams (enums, minimums, a nested object, two versions)
-    with 1 bad record in 10: the JVM stages every good record, Python every bad one."""
-    from floe.feeds.kinds import stream
-    from floe.generator import GenerateOptions, generate
-    from tests.helpers import feed
-
+    """The demo's JSON Schema streams (enums, minimums, a nested object, two versions)."""
     names = ["orders", "customer_events", "weather"]
-    opts = GenerateOptions(
-        landing=lakehouse.landing,
-        days=2,
-        scale=300,
-        bad_share=0.1,
-        project_dir=ROOT,
-        state_dir=lakehouse.state_dir,
-    )
-    generate(opts, names)
-    for name in names:
-        files = stream.discover(feed(name), lakehouse.landing)
-        rows = _assert_same(spark, lakehouse, files, name, tmp_path / name)
-        good = sum(r["error_code"] is None for r in rows)
-        assert 0 < good < len(rows)
-        assert _rows_by(tmp_path / name / "jvm") == {"jvm": good, "fallback": len(rows) - good}
+    _generated_streams_stage_as_the_python_decoder(spark, lakehouse, tmp_path, names, 300)

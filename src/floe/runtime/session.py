@@ -81,6 +81,16 @@ def session_settings() -> Settings | None:
 _CDS = "-XX:SharedArchiveFile={path} -Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
 
 
+# HotSpot's tier-4 (C2) thresholds, raised tenfold (docs/decisions/0060-late-c2-jit.md).
+JIT_OPTIONS = {
+    "late-c2": (
+        "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 "
+        "-XX:Tier4CompileThreshold=150000 -XX:Tier4BackEdgeThreshold=400000"
+    ),
+    "hotspot": "",
+}
+
+
 def java_options(archive: Path | None) -> str:
     """The driver's JVM options for ``archive`` ("" if there is none to use)."""
     if archive is None or not archive.is_file():
@@ -122,6 +132,8 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.driver.extraJavaOptions": (
             f"-Dderby.system.home={s.home} -Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()} "
             + java_options(s.spark_cds)
+            + " "
+            + JIT_OPTIONS[s.jvm_jit]
         ).strip(),
         "spark.sql.extensions": (
             "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"

@@ -45,6 +45,10 @@ DEFAULT_MAX_INFLATED_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 128
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 DECODE_ENGINES = ("auto", "python", "jvm")
+# The driver JVM's JIT: "late-c2" (hot methods reach C2 after 10x HotSpot's default
+# counts, so a build's many short-lived paths stay in C1) or "hotspot" (the JVM's own
+# thresholds). docs/decisions/0060-late-c2-jit.md.
+JIT_MODES = ("late-c2", "hotspot")
 
 
 def sqlite_file(catalog_uri: str) -> Path | None:
@@ -217,6 +221,8 @@ class Settings:
     # the schema allows it, Python for the rest), "python" (every line in Python) or
     # "jvm" (as auto, but a missing jar is an error). docs/decisions/0058.
     decode_engine: str = "auto"
+    # The driver JVM's JIT thresholds (JIT_MODES; local sessions' executors share them).
+    jvm_jit: str = "late-c2"
     # -- privacy (docs/privacy.md): the salt of irreversible hashes and the key of
     # deterministic encryption; secrets, so kept out of repr
     privacy_salt: str | None = field(default=None, repr=False)
@@ -289,6 +295,7 @@ class Settings:
             decode_max_depth=_positive_int(env, "FLOE_DECODE_MAX_DEPTH", DEFAULT_MAX_DEPTH),
             decode_split_bytes=_positive_int(env, "FLOE_DECODE_SPLIT_BYTES", DEFAULT_SPLIT_BYTES),
             decode_engine=_choice(env, "FLOE_DECODE_ENGINE", "auto", DECODE_ENGINES),
+            jvm_jit=_choice(env, "FLOE_JVM_JIT", "late-c2", JIT_MODES),
             privacy_salt=env.get("FLOE_PRIVACY_SALT") or None,
             privacy_key=env.get("FLOE_PRIVACY_KEY") or None,
         )
