@@ -186,21 +186,7 @@ final class JsonPlan {
 
     /** The record of a payload, or a doubt. */
     InternalRow read(byte[] b, int from, int n) throws StageDecode.Doubt, IOException {
-      // orjson reads strict UTF-8 only; a control byte is never JSON outside a string
-      // (and never raw inside one); a NUL would let Jackson detect UTF-16 or UTF-32.
-      for (int k = from; k < from + n; k++) {
-        if ((b[k] & 0xFF) < 0x20 && b[k] != '\t' && b[k] != '\r' && b[k] != '\n') {
-          throw StageDecode.Doubt.INSTANCE;
-        }
-      }
-      StageDecode.Utf8.check(b, from, from + n);
-      int i = from;
-      while (i < from + n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n')) {
-        i++;
-      }
-      if (i >= from + n || b[i] != '{') {
-        throw StageDecode.Doubt.INSTANCE;
-      }
+      StageDecode.Utf8.requireObjectText(b, from, n);
       try (JsonParser p = StageDecode.Decoder.JSON.createParser(b, from, n)) {
         Object row = value(p, p.nextToken(), root, target, 0);
         if (p.nextToken() != null) {

@@ -592,21 +592,7 @@ public final class StageDecode {
     }
 
     InternalRow decodeOrDoubt(byte[] b, int from, int n, Piece piece) throws Doubt, IOException {
-      // A control byte other than JSON's whitespace is never JSON (orjson refuses it);
-      // a NUL would also let Jackson take the line for UTF-16 or UTF-32.
-      for (int k = from; k < from + n; k++) {
-        if ((b[k] & 0xFF) < 0x20 && b[k] != '\t' && b[k] != '\r' && b[k] != '\n') {
-          throw Doubt.INSTANCE;
-        }
-      }
-      Utf8.check(b, from, from + n);
-      int i = from;
-      while (i < from + n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n')) {
-        i++;
-      }
-      if (i >= from + n || b[i] != '{') {
-        throw Doubt.INSTANCE;
-      }
+      Utf8.requireObjectText(b, from, n);
       String data = null;
       String seq = null;
       String key = null;
@@ -812,6 +798,27 @@ public final class StageDecode {
           throw Doubt.INSTANCE;
         }
         i += need + 1;
+      }
+    }
+
+    /**
+     * Bytes orjson would read as the text of one JSON object, as far as bytes tell: strict
+     * UTF-8, no control byte but JSON's whitespace (orjson refuses one; a NUL would also let
+     * Jackson take the bytes for UTF-16 or UTF-32), and a {@code '{'} after whitespace.
+     */
+    static void requireObjectText(byte[] b, int from, int n) throws Doubt {
+      for (int k = from; k < from + n; k++) {
+        if ((b[k] & 0xFF) < 0x20 && b[k] != '\t' && b[k] != '\r' && b[k] != '\n') {
+          throw Doubt.INSTANCE;
+        }
+      }
+      check(b, from, from + n);
+      int i = from;
+      while (i < from + n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n')) {
+        i++;
+      }
+      if (i >= from + n || b[i] != '{') {
+        throw Doubt.INSTANCE;
       }
     }
 
