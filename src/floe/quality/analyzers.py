@@ -259,6 +259,48 @@ class ApproxQuantile(Analyzer):
         return result.quantile(self.quantile, self.accuracy)
 
 
+# floe's byte-level matcher (docs/decisions/0061-regular-expressions-on-bytes.md).
+BYTE_REGEX_CLASS = "floe.jvm.ByteRegex"
+
+
+def regex_find(spark: SparkSession, value: Column, pattern: str) -> Column:
+    """``value rlike pattern`` (a string column): the same answers, NULL for NULL.
+
+    With floe's jar in the session and ``pattern`` in the subset it compiles
+    (floe.jvm.ByteRegex), a JVM function scans the value's UTF-8 bytes instead of
+    decoding each value into a Java string for ``java.util.regex``; else Spark's rlike.
+    The function is registered under a name derived from the pattern (never pasted
+    into SQL text: the Column calls it by name).
+    """
+    from pyspark.sql import functions as F
+
+    name = _byte_regex_function(spark, pattern)
+    if name is None:
+        return value.rlike(pattern)
+    return F.call_udf(name, value.cast("binary"))
+
+
+def _byte_regex_function(spark: SparkSession, pattern: str) -> str | None:
+    """The registered name of ``pattern``'s byte matcher, or None (no jar, or outside
+    the subset)."""
+    import hashlib
+
+    from floe.runtime.jars import jvm_class
+
+    matcher = jvm_class(spark, BYTE_REGEX_CLASS)
+    if matcher is None:
+        return None
+    udf = matcher.udf(pattern)
+    if udf is None:
+        return None
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None  # jvm_class found the class through it
+    name = "floe_regex_" + hashlib.sha256(pattern.encode()).hexdigest()[:20]
+    boolean = jvm.org.apache.spark.sql.types.DataTypes.BooleanType
+    spark._jsparkSession.udf().register(name, udf, boolean)
+    return name
+
+
 @dataclass(frozen=True)
 class PatternMatch(Analyzer):
     name: ClassVar[str] = "pattern_match"
@@ -278,7 +320,7 @@ class PatternMatch(Analyzer):
         from pyspark.sql import functions as F
 
         value = self._col(df).cast("string")
-        hit = self._cond() & value.isNotNull() & value.rlike(self.pattern)
+        hit = self._cond() & value.isNotNull() & regex_find(df.sparkSession, value, self.pattern)
         return [F.count(F.when(hit, F.lit(1))), self._nonnull(df)]
 
     def finish(self, values: Sequence[Any]) -> float | None:
@@ -361,8 +403,8 @@ def value_kind(df: DataFrame, column: str) -> Column:
         kind = kind.when(value.cast("bigint").cast("string") == value, F.lit("integral"))
     return (
         kind.when(value.isin(*_BOOLEAN_SPELLINGS), F.lit("boolean"))
-        .when(value.rlike(_INTEGRAL_RE), F.lit("integral"))
-        .when(value.rlike(_FRACTIONAL_RE), F.lit("fractional"))
+        .when(regex_find(df.sparkSession, value, _INTEGRAL_RE), F.lit("integral"))
+        .when(regex_find(df.sparkSession, value, _FRACTIONAL_RE), F.lit("fractional"))
         .when(lowered.isin("true", "false"), F.lit("boolean"))
         .otherwise(F.lit("string"))
     )

@@ -35,11 +35,12 @@ from floe.quality.analyzers import (
     Sum,
     Uniqueness,
     UniqueValueRatio,
+    regex_find,
 )
 from floe.quality.dqdl.parser import Composite, Condition, Node, Rule, Value
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 
 class DqdlUnsupportedError(ValueError):
@@ -121,10 +122,10 @@ class RowCompliance(Analyzer):
             value = F.unix_timestamp(F.current_timestamp()) - F.unix_timestamp(
                 value.cast("timestamp")
             )
-        return row_predicate(value, self.condition)
+        return row_predicate(df.sparkSession, value, self.condition)
 
 
-def row_predicate(value: Column, condition: Condition) -> Column:
+def row_predicate(spark: SparkSession, value: Column, condition: Condition) -> Column:
     """The condition on each row's ``value``: NULL rows fail, except under ``!=`` and
     ``not in`` (DQDL's null behaviour), and ``= NULL`` / ``in [NULL, EMPTY, ...]``."""
     from pyspark.sql import functions as F
@@ -149,7 +150,7 @@ def row_predicate(value: Column, condition: Condition) -> Column:
     if op == "matches":
         # DQDL's matches is a whole-value match (Java's String.matches), rlike a search.
         pattern = f"^(?:{condition.values[0].text})$"
-        hit = value.cast("string").rlike(pattern)
+        hit = regex_find(spark, value.cast("string"), pattern)
         return ~hit if negated else hit
     if op == "between":
         low, high = (_literal(v) for v in condition.values)
