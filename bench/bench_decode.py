@@ -13,6 +13,11 @@ Spark run in its own process with a fresh JVM (``FLOE_SPARK_CORES`` = 1, then 2)
 * **floe ingest -> Iceberg**: the whole ``ingest`` (decode, redelivery check, counts)
   plus the append to ``raw.<stream>`` that dbt would do.
 
+Each child is pinned to as many CPUs as it has cores (``FLOE_BENCH_DECODE_PIN=0``: not
+pinned), so that the 1-core run's JIT and GC threads share its one core, as on a
+one-core machine. Unpinned, they ran on the idle second core and the 1-core run kept
+about 1.5 cores busy (docs/decisions/0062-one-core-means-one-cpu.md).
+
 Prints records/s, per-core ratios against the bound (targets: >= 0.5 Avro, stretch
 0.8; >= 0.5 JSON), the 2-core / 1-core scaling (target >= 1.7), the load average
 with every figure, and — for ``FLOE_BENCH_DECODE_BIG_N`` records (default 10M; 0
@@ -405,6 +410,18 @@ def _peaks(pid: int) -> tuple[int, int]:
     return _hwm_kib(pid), max((_hwm_kib(c) for c in children), default=0)
 
 
+def _pinned(cores: int):
+    """The child's CPUs: its first ``cores`` usable ones, so that a 1-core run is one core
+    for everything in it (Spark's tasks, the JVM's JIT and GC threads, the Python driver
+    and workers), not one task thread beside spare cores for the rest. With
+    ``FLOE_BENCH_DECODE_PIN=0`` (or fewer CPUs than ``cores``) the child may use them all."""
+    usable = sorted(os.sched_getaffinity(0))
+    if os.environ.get("FLOE_BENCH_DECODE_PIN", "1") == "0" or len(usable) < cores:
+        return None
+    chosen = set(usable[:cores])
+    return lambda: os.sched_setaffinity(0, chosen)
+
+
 def run_child(stage: str, name: str, cores: int, home: Path, landing: Path) -> dict:
     env = dict(os.environ)
     env.update(
@@ -421,6 +438,7 @@ def run_child(stage: str, name: str, cores: int, home: Path, landing: Path) -> d
     code = f"import json, bench.bench_decode as b; print(json.dumps(b.child_{stage}({name!r})))"
     proc = subprocess.Popen(
         [sys.executable, "-c", code],
+        preexec_fn=_pinned(cores),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
