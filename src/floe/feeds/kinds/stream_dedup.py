@@ -98,12 +98,15 @@ def mark_duplicates(
 
     if low is None or high is None:
         return staged
+    found = duplicates(spark, feed, staged, low, high)
+    # Most batches hold no redelivery: one action answers that, with nothing written.
+    if not found.groupBy("_source_file").count().collect():
+        return staged
+    # Written once, so the rows marked and the counts adjusted are the same rows.
     dup_dir = staging.with_name(staging.name + "-duplicates")
-    duplicates(spark, feed, staged, low, high).write.parquet(str(dup_dir))
+    found.write.parquet(str(dup_dir))
     dups = spark.read.parquet(str(dup_dir))
     per_file = {r[0]: r[1] for r in dups.groupBy("_source_file").count().collect()}
-    if not per_file:
-        return staged
     for key, n in per_file.items():
         c = counts[key]
         counts[key] = FileCounts(
