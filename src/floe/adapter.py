@@ -106,7 +106,7 @@ from floe.runtime.locking import (
 from floe.runtime.session import create_table_if_missing
 from floe.runtime.settled import RowsOf, TableAt, is_settled, remember
 from floe.runtime.statements import retry_concurrent_scan, statement_marks, statement_settings
-from floe.runtime.views import freeze_view, release_view
+from floe.runtime.views import freeze_view, pin_view, release_view
 
 ADAPTER_TYPE = "floe"
 logger = AdapterLogger("floe")
@@ -514,6 +514,12 @@ class FloeAdapter(SparkAdapter):
     def floe_freeze_view(self, view: str, name: str) -> str:
         """Compute a temporary view once into temporary view `name` (floe.runtime.views)."""
         freeze_view(self._session(), str(view), str(name))
+        return ""
+
+    @available
+    def floe_pin_view(self, sql: str, name: str) -> str:
+        """Temporary view `name` over `sql`, analyzed once (floe.runtime.views.pin_view)."""
+        pin_view(self._session(), str(sql), str(name))
         return ""
 
     @available

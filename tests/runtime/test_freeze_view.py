@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from floe.runtime.views import freeze_view, release_view
+from floe.runtime.views import freeze_view, pin_view, release_view
 
 
 def test_a_frozen_view_keeps_its_rows_while_its_table_changes(spark, lakehouse):
@@ -43,3 +43,34 @@ def test_a_frozen_view_keeps_its_rows_while_its_table_changes(spark, lakehouse):
 def test_only_plain_view_names_are_accepted(spark, name):
     with pytest.raises(ValueError, match="not a temporary view name"):
         freeze_view(spark, "frozen_src", name)
+
+
+def _stored_plan(spark, view: str) -> bool:
+    """Whether temporary view ``view`` holds an analyzed plan (else only its text)."""
+    raw = spark._jsparkSession.sessionState().catalog().getRawTempView(view).get()
+    return raw.plan().isDefined()
+
+
+def test_a_pinned_view_is_analyzed_once_and_still_reads_the_tables_now(spark, lakehouse):
+    """pin_view keeps the analyzed plan, so a reader does not parse and analyze the
+    query again; it is not a cache: each reading computes the rows from the tables'
+    current snapshots."""
+    spark.sql("create table marts.pinned_t (k bigint, v string) using iceberg")
+    spark.sql("insert into marts.pinned_t values (1, 'a'), (2, 'b')")
+    pin_view(spark, "select k, upper(v) as v from marts.pinned_t where k > 0", "pinned_rows")
+    spark.sql(
+        "create or replace temporary view text_rows as"
+        " select k, upper(v) as v from marts.pinned_t where k > 0"
+    )
+    try:
+        assert _stored_plan(spark, "pinned_rows")
+        assert not _stored_plan(spark, "text_rows")  # analyzed again by every reader
+        spark.sql("insert into marts.pinned_t values (3, 'c')")
+        assert sorted(spark.table("pinned_rows").collect()) == [(1, "A"), (2, "B"), (3, "C")]
+        plan = spark.table("pinned_rows")._jdf.queryExecution().executedPlan().toString()
+        assert "BatchScan" in plan and "upper(" in plan, plan
+    finally:
+        spark.catalog.dropTempView("pinned_rows")
+        spark.catalog.dropTempView("text_rows")
+    with pytest.raises(ValueError, match="not a temporary view name"):
+        pin_view(spark, "select 1", "x; drop table t")

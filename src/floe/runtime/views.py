@@ -1,7 +1,8 @@
-"""Frozen temporary views: a view computed once, independent of the tables it read.
+"""Frozen and pinned temporary views.
 
-Used by the scd2 materialization through ``adapter.floe_freeze_view`` (docs/scd2.md,
-"One statement").
+A frozen view is computed once, independent of the tables it read; a pinned view is
+analyzed once. The scd2 materialization uses both, through ``adapter.floe_freeze_view``
+and ``adapter.floe_pin_view`` (docs/scd2.md, "One statement" and "Catch-up cost").
 """
 
 from __future__ import annotations
@@ -42,6 +43,20 @@ def freeze_view(spark: SparkSession, view: str, name: str) -> None:
     with _FROZEN_LOCK:
         _FROZEN[name] = frame
     frame.createOrReplaceTempView(name)
+
+
+def pin_view(spark: SparkSession, sql: str, name: str) -> None:
+    """Temporary view ``name`` over query ``sql``, analyzed once, now.
+
+    A view created by ``CREATE TEMPORARY VIEW ... AS`` keeps its text, and every
+    statement that reads it parses and analyzes it again, loading each table it names
+    from the catalog again. A stacked scd2 source is a long query: that analysis took
+    seconds at every reading. A pinned view keeps the analyzed plan, so its readers
+    plan only themselves. It is not a cache: each reading computes the rows, from the
+    tables' current snapshots (Spark refreshes the tables of a stored plan). Drop it
+    like any temporary view.
+    """
+    spark.sql(sql).createOrReplaceTempView(_view_name(name))
 
 
 def release_view(spark: SparkSession, name: str) -> None:

@@ -115,10 +115,12 @@
         {%- set plan = floe_scd2_plan(pending, first_load, cfg) -%}
         {%- set reapply = not full_refresh and plan[0].date in applied -%}
         {%- set versions = make_temp_relation(this, '__scd2_versions').include(database=false, schema=false) -%}
-        {%- call statement('stack_loads') -%}
-            create or replace temporary view {{ src_view }} as
-            {{ floe_scd2_source_sql(compiled_code, plan) }}
-        {%- endcall -%}
+        {#- Pinned: analyzed once here, not again by each statement that reads it (the
+            stack is one rendering per load; each analysis loaded every table it reads
+            from the catalog again: docs/scd2.md, "Catch-up cost"). -#}
+        {%- set stack_sql = floe_scd2_source_sql(compiled_code, plan) -%}
+        {{ log(this ~ ': stacking ' ~ plan | length ~ ' load(s) into ' ~ src_view ~ ':\n' ~ stack_sql) }}
+        {%- do adapter.floe_pin_view(stack_sql, src_view | string) -%}
         {#- Change loads on a built table: the versions read the stacked loads twice
             (the keys they carry pick the table's current rows, then their events),
             and every reading of the stack plans, compiles and scans each load's
