@@ -30,8 +30,10 @@ import org.apache.spark.sql.api.java.UDF1;
  * in the pattern, ...) is not compiled: {@link #udf} returns null and the caller keeps
  * Spark's {@code rlike}.
  *
- * <p>One function object serves one task at a time (Spark deserializes a copy per task);
- * its caches are built lazily on first use.
+ * <p>Spark deserializes a copy of the function per task. Its caches are built on first
+ * use and belong to the thread that built them; any other thread calling the same object
+ * (the driver folding a constant while another query plans, say) takes the uncached
+ * path, which reads only immutable state.
  */
 public final class ByteRegex implements UDF1<byte[], Boolean> {
   private static final long serialVersionUID = 1L;
@@ -231,19 +233,30 @@ public final class ByteRegex implements UDF1<byte[], Boolean> {
   }
 
   private transient int startId;
+  /** The thread whose calls use (and fill) the caches; set once, under the lock. */
+  private transient Thread owner;
 
   /** Whether the cache of numbered node sets and their moves is there (made on first use). */
   private boolean cached() {
-    if (ids != null) {
-      return startId >= 0;
+    Thread me = Thread.currentThread();
+    if (owner == me) {
+      return true;
     }
-    ids = new HashMap<>();
-    states = new long[MAX_CACHED];
-    moves = new int[MAX_CACHED * 128];
-    finals = new byte[MAX_CACHED * 128];
-    Arrays.fill(moves, -1);
-    startId = idOf(start[AT_START]);
-    return startId >= 0;
+    if (owner != null) {
+      return false;
+    }
+    synchronized (this) {
+      if (owner == null) {
+        ids = new HashMap<>();
+        states = new long[MAX_CACHED];
+        moves = new int[MAX_CACHED * 128];
+        finals = new byte[MAX_CACHED * 128];
+        Arrays.fill(moves, -1);
+        startId = idOf(start[AT_START]); // 0: the cache is empty
+        owner = me;
+      }
+      return owner == me;
+    }
   }
 
   private int idOf(long mask) {
