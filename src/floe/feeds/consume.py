@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from floe.feeds import ledger
 from floe.feeds.declarations import Feed, FeedError
 from floe.feeds.files import LandedFile
+from floe.runtime.frames import local_frame
 from floe.streams import Fetched, Gap, Record, arrival_text, parse_segment_key, segment_key
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def _forget_unfinished(spark: SparkSession, feed: Feed, done: set[str]) -> int:
     if not stale:
         return 0
     view = f"floe_unfinished_{uuid.uuid4().hex}"
-    spark.createDataFrame([(k,) for k in stale], "k string").createOrReplaceTempView(view)
+    local_frame(spark, [(k,) for k in stale], "k string").createOrReplaceTempView(view)
     try:
         for table in (ledger.QUARANTINE, ledger.LANDED_FILES, GAPS):
             sql_retrying(
@@ -282,7 +283,8 @@ def _record_gaps(
         )
         for g in gaps
     ]
-    spark.createDataFrame(
+    local_frame(
+        spark,
         rows,
         "feed string, _source_file string, partition string, first_missing string, "
         "last_missing string, missing bigint, detected_at string, reason string",

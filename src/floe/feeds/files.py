@@ -26,6 +26,7 @@ from urllib.parse import unquote, urlparse
 
 from floe.decode.core import SourceFile, file_change
 from floe.feeds.declarations import FeedError
+from floe.runtime.frames import local_frame
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -199,7 +200,7 @@ def file_table(
     if missing:
         raise FeedError(f"Spark did not list these landed files: {', '.join(missing)}")
     ddl = ", ".join(["_file_uri string", "_source_file string", *(f"{n} {t}" for n, t in attrs)])
-    return spark.createDataFrame(rows, ddl)
+    return local_frame(spark, rows, ddl)
 
 
 def with_file_columns(

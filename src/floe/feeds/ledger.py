@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from floe.feeds.declarations import Feed
 from floe.feeds.files import LandedFile, file_checksum
+from floe.runtime.frames import local_frame
 from floe.runtime.session import create_table_if_missing
 from floe.runtime.statements import sql_retrying
 
@@ -231,7 +232,7 @@ def record(
     holding = {r[0] for r in probes[0].unionByName(probes[1]).collect()}  # one Spark job
     for table in (QUARANTINE, LANDED_FILES):
         if table in holding:
-            spark.createDataFrame([(k,) for k in keys], "k string").createOrReplaceTempView(view)
+            local_frame(spark, [(k,) for k in keys], "k string").createOrReplaceTempView(view)
             try:
                 # Other feeds' models append to these tables meanwhile (dbt threads).
                 sql_retrying(
@@ -262,7 +263,8 @@ def record(
                 load_seq,
             )
         )
-    manifest = spark.createDataFrame(
+    manifest = local_frame(
+        spark,
         rows,
         "feed string, _source_file string, bytes bigint, modified_at string, records_in bigint, "
         "loaded bigint, quarantined bigint, _ingested_at string, checksum string, "
@@ -366,7 +368,8 @@ def report_changes(
             )
         )
     if rows:
-        spark.createDataFrame(
+        local_frame(
+            spark,
             rows,
             "feed string, _source_file string, change string, recorded_bytes bigint, "
             "recorded_modified_at timestamp, recorded_checksum string, observed_bytes bigint, "

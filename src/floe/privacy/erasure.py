@@ -51,6 +51,7 @@ from floe.privacy.plan import (
     quote_table,
 )
 from floe.privacy.subject import Subject, SubjectError, check_text
+from floe.runtime.frames import local_frame
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -533,7 +534,7 @@ def _delete_quarantined(spark: SparkSession, fingerprints: list[str]) -> None:
     import uuid
 
     view = f"floe_erased_records_{uuid.uuid4().hex}"
-    spark.createDataFrame([(fp,) for fp in fingerprints], "fp string").createOrReplaceTempView(view)
+    local_frame(spark, [(fp,) for fp in fingerprints], "fp string").createOrReplaceTempView(view)
     try:
         spark.sql(
             f"delete from {QUARANTINE} where {QUARANTINE_FINGERPRINT} in (select fp from {view})"
@@ -649,7 +650,8 @@ def _refresh_ledger(spark: SparkSession, settings: Settings, row: LogRow, say: P
             (f.feed, f.path, loaded, quarantined, loaded + quarantined, size, modified, checksum)
         )
     view = f"floe_ledger_updates_{uuid.uuid4().hex}"
-    spark.createDataFrame(
+    local_frame(
+        spark,
         updates,
         "feed string, _source_file string, loaded bigint, quarantined bigint, records_in bigint, "
         "bytes bigint, modified_at string, checksum string",

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from floe.quality.analyzers import Analyzer, Metric
 from floe.quality.checks import CheckResult
+from floe.runtime.frames import local_frame
 from floe.runtime.session import create_table_if_missing
 from floe.runtime.tables import read_fingerprint
 
@@ -211,4 +212,4 @@ class MetricsRepository:
 
     def _append(self, table: str, schema: str, rows: list[tuple[Any, ...]]) -> None:
         if rows:
-            self.spark.createDataFrame(rows, schema).writeTo(table).append()
+            local_frame(self.spark, rows, schema).writeTo(table).append()
