@@ -31,11 +31,14 @@ def local_frame(spark: SparkSession, rows: Sequence[Sequence[Any]], schema: str)
     """``rows`` (tuples in ``schema``'s column order; ``schema`` a DDL string) as a
     one-partition DataFrame: a ``LocalRelation`` when every column's type allows it (see
     the module), else ``createDataFrame``'s Python RDD."""
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructField, StructType, _parse_datatype_string
 
-    struct: StructType = _parse_datatype_string(schema)
+    parsed = _parse_datatype_string(schema)
+    if not isinstance(parsed, StructType):
+        raise ValueError(f"local_frame: {schema!r} is not a list of columns")
+    struct = parsed
     kinds = [f.dataType.simpleString() for f in struct.fields]
     if not all(k in _PLAIN or k in _AS_NUMBER for k in kinds):
         return spark.createDataFrame(list(rows), struct).coalesce(1)
