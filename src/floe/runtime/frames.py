@@ -35,45 +35,37 @@ def local_frame(spark: SparkSession, rows: Sequence[Sequence[Any]], schema: str)
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructField, StructType, _parse_datatype_string
 
-    parsed = _parse_datatype_string(schema)
-    if not isinstance(parsed, StructType):
+    struct = _parse_datatype_string(schema)
+    if not isinstance(struct, StructType):
         raise ValueError(f"local_frame: {schema!r} is not a list of columns")
-    struct = parsed
     kinds = [f.dataType.simpleString() for f in struct.fields]
     if not all(k in _PLAIN or k in _AS_NUMBER for k in kinds):
         return spark.createDataFrame(list(rows), struct).coalesce(1)
     names = struct.fieldNames()
+    numbered = {
+        i: struct.fields[i].dataType.toInternal for i, k in enumerate(kinds) if k in _AS_NUMBER
+    }
+    # What Arrow carries: timestamps and dates as the numbers createDataFrame stores.
     wire = StructType(
         [
-            StructField(
-                f.name, _parse_datatype_string(_AS_NUMBER[k][0]) if k in _AS_NUMBER else f.dataType
-            )
+            StructField(f.name, _parse_datatype_string(_AS_NUMBER[k][0])) if k in _AS_NUMBER else f
             for f, k in zip(struct.fields, kinds, strict=True)
         ]
     )
-    if rows:
-        numbered = [i for i, k in enumerate(kinds) if k in _AS_NUMBER]
-        values = [list(r) for r in rows]
-        for i in numbered:
-            to_internal = struct.fields[i].dataType.toInternal
-            for v in values:
-                v[i] = to_internal(v[i])
-        # object: an integer column with a NULL stays integers (pandas would make it float)
-        frame = pd.DataFrame.from_records(values, columns=names).astype(object)
-        df = spark.createDataFrame(frame, wire)
-    else:
-        # Arrow with no batch gives an RDD scan; one row of NULLs cut by limit(0)
-        # (below) is optimized to an empty local relation.
-        frame = pd.DataFrame([[None] * len(names)], columns=names, dtype=object)
-        df = spark.createDataFrame(frame, wire)
-    if any(k in _AS_NUMBER for k in kinds):
+    values = [[numbered[i](v) if i in numbered else v for i, v in enumerate(r)] for r in rows]
+    # No rows: Arrow with no batch gives an RDD scan, so one row of NULLs is sent and cut
+    # by limit(0) below, which the optimizer folds into an empty local relation.
+    # object: an integer column with a NULL stays integers (pandas would make it float).
+    frame = pd.DataFrame.from_records(values or [[None] * len(names)], columns=names).astype(object)
+    df = spark.createDataFrame(frame, wire)
+    if numbered:
         df = df.select(
             *[
                 getattr(F, _AS_NUMBER[k][1])(F.col(n)).alias(n) if k in _AS_NUMBER else F.col(n)
                 for n, k in zip(names, kinds, strict=True)
             ]
         )
-    if not rows:
+    if not values:
         return df.limit(0)
     # One partition: a local relation is split over the default parallelism, and each
     # part appended to Iceberg would be a data file of its own (four for a few rows).
