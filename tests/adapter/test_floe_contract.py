@@ -5,7 +5,8 @@
 - a unique_key column the model lacks, while no rows arrive;
 - on_schema_change sync_all_columns and merge without unique_key, as explicit choices,
   next to floe's default (append_new_columns: never drop);
-- seed values the session method bound as text ('None' for NULL, quotes unescaped).
+- seed values the session method bound as text ('None' for NULL, quotes unescaped);
+- the scd2 materialization's two model forms (one load, every load at once).
 """
 
 from __future__ import annotations
@@ -183,6 +184,67 @@ class TestSchemaChangeChoicesFloe:
         assert rows(project, f"select id, name from {table}") == [(1, "a"), (1, "a")]
 
 
+SCD2_LOADS = """
+select * from values
+    (date'2022-07-01', 'full', 'a'), (date'2022-07-02', 'changes', 'b'),
+    (date'2022-07-03', 'changes', 'c')
+    as t(load_date, load_kind, fingerprint)
+"""
+
+SCD2_SOURCE = """
+select * from values
+    (1, 'a', date'2022-07-01'), (2, 'b', date'2022-07-01'), (1, 'a2', date'2022-07-02'),
+    (2, 'b3', date'2022-07-03'), (3, 'c3', date'2022-07-03')
+    as t(id, name, load_date)
+"""
+
+SCD2_CONFIG = """{{ config(materialized='scd2', unique_key='id', scd2_loads='loads',
+    delete_detection='status') }}
+-- depends_on: {{ ref('loads') }}
+"""
+
+
+class TestScd2MultiLoadFormFloe:
+    """A model may render every pending load at once (docs/scd2.md); it gives the table
+    the one-load form gives, and one that forgets `_scd2_load` fails by name."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "loads.sql": SCD2_LOADS,
+            "src.sql": SCD2_SOURCE,
+            "dim_one.sql": SCD2_CONFIG + "select id, name from {{ ref('src') }} "
+            "where load_date = {{ floe_scd2_load_date() }}",
+            "dim_all.sql": SCD2_CONFIG + "select p._scd2_load, s.id, s.name "
+            "from {{ ref('src') }} as s "
+            "inner join {{ floe_scd2_loads() }} as p on s.load_date = p.load_date",
+            "dim_untagged.sql": SCD2_CONFIG + "select s.id, s.name from {{ ref('src') }} as s "
+            "inner join {{ floe_scd2_loads() }} as p on s.load_date = p.load_date",
+        }
+
+    def test_one_rendering_gives_the_same_versions(self, project):
+        run_dbt(["run", "--select", "loads src dim_one dim_all"])
+        schema = project.test_schema
+        query = "select sk, id, name, valid_from, valid_to from {}.{} order by sk"
+        one = rows(project, query.format(schema, "dim_one"))
+        assert rows(project, query.format(schema, "dim_all")) == one
+        # surrogate keys by load, then key; each load effective its own date
+        assert [(r[0], r[1], r[2], str(r[3]), str(r[4])) for r in one] == [
+            (1, 1, "a", "2022-07-01", "2022-07-01"),
+            (2, 2, "b", "2022-07-01", "2022-07-02"),
+            (3, 1, "a2", "2022-07-02", "9999-12-31"),
+            (4, 2, "b3", "2022-07-03", "9999-12-31"),
+            (5, 3, "c3", "2022-07-03", "9999-12-31"),
+        ]
+
+    def test_a_model_that_does_not_tag_its_rows_fails_by_name(self, project):
+        run_dbt(["run", "--select", "loads src"])
+        result = run_dbt(["run", "--select", "dim_untagged"], expect_pass=False).results[0]
+        assert "dim_untagged reads floe_scd2_loads() and must return its _scd2_load" in (
+            result.message
+        )
+
+
 AWKWARD_SEED = """id,name,note
 1,O'Brien,back\\slash
 2,,100%
@@ -230,6 +292,7 @@ def test_public_macros_are_documented_with_their_signatures(tmp_path):
         "as_of": ["event_ts", "dim", "valid_from", "valid_to", "grain"],
         "cdc_unapplied": ["column"],
         "floe_scd2_load_date": [],
+        "floe_scd2_loads": [],
         "floe__generate_schema_name": ["custom_schema_name", "node"],
         "test_scd2_one_current_row": ["model", "key", "valid_to", "sentinel"],
         "test_scd2_valid_intervals": ["model", "key", "valid_from", "valid_to"],

@@ -1,73 +1,91 @@
--- The customer as of one load (the date dim_customer's scd2 materialization
--- is applying): for every key the load touched, the latest master and address
--- rows since the last full extract, by (load_date, row_audit_ts), ties broken
--- on the file and then the values so the result never depends on file order.
--- Master LEFT JOIN address: a customer exists while it is in the master state.
--- Rendered once per pending load by dim_customer; not materialized on its own.
+-- The customer as of each load dim_customer's scd2 materialization is applying,
+-- all of them in one rendering (`floe_scd2_loads()`: `_scd2_load, load_date`,
+-- docs/scd2.md): for every key a load touched, the latest master and address
+-- rows since the last full extract on or before that load, by (load_date,
+-- row_audit_ts), ties broken on the file and then the values so the result
+-- never depends on file order. Master LEFT JOIN address: a customer exists
+-- while it is in the master state. Every row carries the load it belongs to.
+-- Not materialized on its own.
 {{ config(materialized='ephemeral') }}
 
 with
 
-this_load as (
+these_loads as (
     select
-        load_date,
-        last_full_date
-    from {{ ref('int_customers__loads') }}
-    where load_date = {{ floe_scd2_load_date() }}
-),
-
-master_rows as (
-    select m.*
-    from {{ ref('stg_customers__master') }} as m
-    inner join this_load as l
-        on m.load_date between l.last_full_date and l.load_date
-),
-
-address_rows as (
-    select a.*
-    from {{ ref('stg_customers__address') }} as a
-    inner join this_load as l
-        on a.load_date between l.last_full_date and l.load_date
+        p._scd2_load,
+        l.load_date,
+        l.last_full_date
+    from {{ floe_scd2_loads() }} as p
+    inner join {{ ref('int_customers__loads') }} as l
+        on p.load_date = l.load_date
 ),
 
 touched as (
-    select m.customer_id
-    from master_rows as m
-    inner join this_load as l on m.load_date = l.load_date
+    select
+        m.customer_id,
+        l._scd2_load
+    from {{ ref('stg_customers__master') }} as m
+    inner join these_loads as l on m.load_date = l.load_date
     union
-    select a.customer_id
-    from address_rows as a
-    inner join this_load as l on a.load_date = l.load_date
+    select
+        a.customer_id,
+        l._scd2_load
+    from {{ ref('stg_customers__address') }} as a
+    inner join these_loads as l on a.load_date = l.load_date
+),
+
+-- A touched key's rows in its load's window (last full extract .. the load).
+master_rows as (
+    select
+        m.*,
+        l._scd2_load
+    from {{ ref('stg_customers__master') }} as m
+    inner join touched as t on m.customer_id = t.customer_id
+    inner join these_loads as l
+        on
+            t._scd2_load = l._scd2_load
+            and m.load_date between l.last_full_date and l.load_date
+),
+
+address_rows as (
+    select
+        a.*,
+        l._scd2_load
+    from {{ ref('stg_customers__address') }} as a
+    inner join touched as t on a.customer_id = t.customer_id
+    inner join these_loads as l
+        on
+            t._scd2_load = l._scd2_load
+            and a.load_date between l.last_full_date and l.load_date
 ),
 
 master_ranked as (
     select
         m.*,
         row_number() over (
-            partition by m.customer_id
+            partition by m._scd2_load, m.customer_id
             order by
                 m.load_date desc, m.row_audit_ts desc, m.source_file desc,
                 m.rec_source_status desc, m.first_name desc, m.last_name desc,
                 m.employer_name desc
         ) as rn
     from master_rows as m
-    left semi join touched as t on m.customer_id = t.customer_id
 ),
 
 address_ranked as (
     select
         a.*,
         row_number() over (
-            partition by a.customer_id
+            partition by a._scd2_load, a.customer_id
             order by
                 a.load_date desc, a.row_audit_ts desc, a.source_file desc,
                 a.rec_source_status desc, a.email_id desc, a.city desc, a.country desc
         ) as rn
     from address_rows as a
-    left semi join touched as t on a.customer_id = t.customer_id
 )
 
 select
+    m._scd2_load,
     m.customer_id,
     m.first_name,
     m.last_name,
@@ -79,7 +97,8 @@ select
 from master_ranked as m
 left join address_ranked as a
     on
-        m.customer_id = a.customer_id
+        m._scd2_load = a._scd2_load
+        and m.customer_id = a.customer_id
         and a.rn = 1
         and coalesce(a.rec_source_status, '') <> 'D'
 where m.rn = 1

@@ -10,10 +10,11 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
+from floe.runtime.jars import jvm_class
 from floe.runtime.statements import statement_settings
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 # Temporary views frozen by freeze_view, by name: their DataFrames, to free the blocks.
 _FROZEN: dict[str, object] = {}
@@ -38,11 +39,39 @@ def freeze_view(spark: SparkSession, view: str, name: str) -> None:
     :func:`release_view`; freezing ``name`` again frees the rows it held.
     """
     with statement_settings(spark, ["static_plan"]):
-        frame = spark.table(_view_name(view)).localCheckpoint(eager=True)
+        frame = _measured(spark, spark.table(_view_name(view)).localCheckpoint(eager=True))
     release_view(spark, name)
     with _FROZEN_LOCK:
         _FROZEN[name] = frame
     frame.createOrReplaceTempView(name)
+
+
+def _measured(spark: SparkSession, frame: DataFrame) -> DataFrame:
+    """``frame`` (a local checkpoint) with the size its rows take as its statistics.
+
+    A checkpoint keeps the estimate of the plan it computed, and Spark's estimate of an
+    inner join is the product of its sides' sizes: a few joins put it beyond any
+    threshold, and the MERGE that reads the rows then gets no runtime filter
+    (docs/decisions/0020-runtime-filtered-merges.md). The rows are computed, so their
+    size is known: the blocks the checkpoint holds, in memory and on disk. A frame that
+    is not a bare checkpoint, whose blocks are not listed, or a session without floe's
+    jar (``floe.jvm.Frames``) keeps its estimate.
+    """
+    frames = jvm_class(spark, "floe.jvm.Frames")
+    plan = frame._jdf.logicalPlan()
+    if frames is None or plan.getClass().getSimpleName() != "LogicalRDD":
+        return frame
+    rdd_id = plan.rdd().id()
+    sizes = [
+        info.memSize() + info.diskSize()
+        for info in spark.sparkContext._jsc.sc().getRDDStorageInfo()
+        if info.id() == rdd_id
+    ]
+    if not sizes:
+        return frame
+    from pyspark.sql import DataFrame
+
+    return DataFrame(frames.sized(frame._jdf, sizes[0]), spark)
 
 
 def pin_view(spark: SparkSession, sql: str, name: str) -> None:

@@ -107,6 +107,28 @@ def test_the_model_is_rendered_once_per_load_and_stacked(render, cfg):
     assert_parses(sql.replace("-- tail", ""))
 
 
+def test_a_multi_load_model_is_rendered_once_over_every_load(render, cfg):
+    loads = render.sql("floe_scd2_loads")
+    assert_parses(f"select * from {loads} as p")  # compiled alone: one load, valid SQL
+    code = f"select p._scd2_load, x.* from {loads} as p join x on x.d = p.load_date -- tail"
+    sql = str(render.call("floe_scd2_source_sql", code, plan(render, cfg)))
+    assert "__FLOE_SCD2_LOAD_DATE__" not in sql
+    assert "union all" not in sql
+    assert (
+        "from (select * from values (1, date'2022-07-01'), (2, date'2022-07-02'), "
+        "(3, date'2022-07-03') as __floe_scd2_loads(_scd2_load, load_date)) as p"
+    ) in normalize(sql)
+    assert "-- tail\n" in sql
+    assert_parses(sql.replace("-- tail", ""))
+
+
+def test_a_model_cannot_mix_the_two_forms(render, cfg):
+    loads = render.sql("floe_scd2_loads")
+    code = f"select * from {loads} as p where p.load_date <= {render.sql('floe_scd2_load_date')}"
+    with pytest.raises(CompilerError, match="a model renders every load at once or one load"):
+        render.call("floe_scd2_source_sql", code, plan(render, cfg))
+
+
 def test_versions_tag_each_event_against_the_state_before_it(render, cfg):
     sql = versions(render, cfg)
     # the current rows before the loads, hashed; a full extract reads every one
@@ -394,6 +416,7 @@ def test_key_and_tracked_columns_must_be_model_columns(render, cfg):
         "attrs": ["first_name"],
         "tracked": ["first_name"],
         "flags_deletes": True,
+        "tags_loads": False,
     }
     render.configure(tracked_columns=["email"])
     with pytest.raises(CompilerError, match="tracked column 'email' is not a non-key column"):

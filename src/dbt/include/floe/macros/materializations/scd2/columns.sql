@@ -15,5 +15,5 @@
             ~ "' is not a non-key column of the model") }}
     {%- endfor -%}
     {{ return({'data': data, 'attrs': attrs, 'tracked': tracked,
-               'flags_deletes': '_scd2_deleted' in names}) }}
+               'flags_deletes': '_scd2_deleted' in names, 'tags_loads': '_scd2_load' in names}) }}
 {% endmacro %}

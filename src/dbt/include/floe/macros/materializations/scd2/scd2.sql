@@ -3,7 +3,9 @@
 
     The model's SQL describes ONE load: the source version of the keys that the
     load touched (or of every key, for a full extract), as of the load date
-    `{{ floe_scd2_load_date() }}`. The materialization finds the loads that
+    `{{ floe_scd2_load_date() }}`; or, in the multi-load form, every pending
+    load at once: it reads `{{ floe_scd2_loads() }}` (`_scd2_load, load_date`)
+    and returns `_scd2_load` with each row. The materialization finds the loads that
     have landed and are not yet applied (`scd2_loads`), and applies ALL of them
     in one set-based statement (docs/decisions/0013-scd2-set-based-catch-up.md):
       1. the model is rendered once per pending load and the renderings are
@@ -136,6 +138,10 @@
             {%- do adapter.floe_freeze_view(src_view | string, loads_view | string) -%}
         {%- endif -%}
         {%- set columns = floe_scd2_columns(loads_view, cfg) -%}
+        {%- if not columns.tags_loads -%}
+            {{ exceptions.raise_compiler_error("Model " ~ this ~ " reads floe_scd2_loads() and "
+                ~ "must return its _scd2_load column with each row (docs/scd2.md)") }}
+        {%- endif -%}
         {%- call statement('versions') -%}
             create or replace temporary view {{ versions }} as
             {{ floe_scd2_versions_sql(none if full_refresh else target_relation,
