@@ -39,6 +39,27 @@ def test_a_frozen_view_keeps_its_rows_while_its_table_changes(spark, lakehouse):
     release_view(spark, "frozen_rows")  # twice: nothing left to free, no error
 
 
+def test_a_frozen_view_is_as_large_as_its_rows_not_its_plans_estimate(spark):
+    # Spark estimates an inner join as the product of its sides: four joins of 1,000
+    # rows pass a petabyte, which turned off the MERGE's runtime filter (ADR 0064).
+    spark.range(1000).selectExpr("id as k", "id % 7 as v").createOrReplaceTempView("sized_t")
+    spark.sql(
+        "create or replace temporary view sized_src as select a.k, a.v from sized_t a"
+        " join sized_t b on a.k = b.k join sized_t c on a.k = c.k join sized_t d on a.k = d.k"
+    )
+    estimate = spark.table("sized_src")._jdf.queryExecution().optimizedPlan().stats()
+    assert int(estimate.sizeInBytes()) > 2**50
+    freeze_view(spark, "sized_src", "sized_rows")
+    try:
+        frozen = spark.table("sized_rows")
+        size = int(frozen._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
+        assert 0 < size < 2**20
+        assert frozen.count() == 1000 and frozen.where("v = 3").count() == 143
+    finally:
+        release_view(spark, "sized_rows")
+    assert not spark.catalog.tableExists("sized_rows")
+
+
 @pytest.mark.parametrize("name", ["x; drop table t", "1abc", "a.b", ""])
 def test_only_plain_view_names_are_accepted(spark, name):
     with pytest.raises(ValueError, match="not a temporary view name"):
