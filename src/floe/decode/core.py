@@ -155,7 +155,7 @@ def decode_output_schema(record_type: StructType) -> StructType:
 COUNTS_DDL = (
     "part string, _source_file string, start bigint, `end` bigint, records_in bigint, "
     "decoded bigint, quarantined bigint, min_seq string, max_seq string, blocks string, "
-    "changed string"
+    "changed string, unique_seq boolean"
 )
 
 
@@ -174,6 +174,11 @@ class PieceCounts:
     max_seq: str | None
     blocks: str | None  # hex sha256 of each HASH_BLOCK of the piece, concatenated
     changed: str | None  # why the file is not what discovery saw, if it is not
+    # No two of the piece's good rows share a sequence number, known without a
+    # shuffle: each decoder saw them strictly increasing in line order (code points,
+    # as Spark compares strings), and the two decoders' ranges do not overlap
+    # (stream_dedup's shortcut). False when not known.
+    unique_seq: bool = False
 
 
 # --------------------------------------------------------------------------- planning
@@ -349,6 +354,8 @@ class _Tally:
         self.records_in = self.decoded = self.quarantined = 0
         self.min_seq: str | None = None
         self.max_seq: str | None = None
+        self.last_seq: str | None = None
+        self.ordered = True
 
     def stage(
         self,
@@ -381,6 +388,7 @@ class _Tally:
             "max_seq": self.max_seq,
             "blocks": blocks,
             "changed": changed,
+            "unique_seq": self.ordered,
         }
 
     def add(self, codes: list[Any], seqs: list[Any]) -> None:
@@ -393,6 +401,14 @@ class _Tally:
             lo, hi = min(good), max(good)
             self.min_seq = lo if self.min_seq is None else min(self.min_seq, lo)
             self.max_seq = hi if self.max_seq is None else max(self.max_seq, hi)
+            if self.ordered:
+                last = self.last_seq
+                for seq in good:
+                    if last is not None and seq <= last:
+                        self.ordered = False
+                        break
+                    last = seq
+            self.last_seq = good[-1]
 
 
 def _stage_pieces(
@@ -470,6 +486,7 @@ def _counts_arrow() -> pa.Schema:
             ("max_seq", text),
             ("blocks", text),
             ("changed", text),
+            ("unique_seq", pa.bool_()),
         ]
     )
 
@@ -521,6 +538,7 @@ def _stage_line_batches(
             "max_seq": t.max_seq,
             "blocks": None,
             "changed": None,
+            "unique_seq": t.ordered,
         }
         for key, t in tallies.items()
     ]
@@ -550,6 +568,7 @@ def _collect_counts(df: DataFrame) -> list[PieceCounts]:
             r["max_seq"],
             r["blocks"],
             r["changed"],
+            bool(r["unique_seq"]),
         )
         for r in df.collect()
     ]
@@ -710,6 +729,13 @@ def _merge(jvm: PieceCounts, python: PieceCounts | None) -> PieceCounts:
         max(highs) if highs else None,
         jvm.blocks,
         jvm.changed,
+        jvm.unique_seq
+        and python.unique_seq
+        and (
+            None in (jvm.max_seq, python.min_seq, python.max_seq, jvm.min_seq)
+            or str(jvm.max_seq) < str(python.min_seq)
+            or str(python.max_seq) < str(jvm.min_seq)
+        ),
     )
 
 

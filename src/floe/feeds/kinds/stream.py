@@ -22,6 +22,7 @@ ingested for the stream) become ``duplicate`` quarantine rows
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -270,9 +271,19 @@ def _finish(
         counts,
         min(lows) if lows else None,
         max(highs) if highs else None,
+        unique=_unique_sequences(live),
     )
     good, bad = split(staged, feed, ctx.ingested_at)
     return Batch(rows=good, counts=counts, quarantine=bad, notes={"skipped": changed})
+
+
+def _unique_sequences(pieces: Sequence[PieceCounts]) -> bool:
+    """Whether no two good rows of ``pieces`` can share a sequence number: each piece
+    says its own are unique, and the pieces' ranges do not overlap."""
+    if not all(p.unique_seq for p in pieces):
+        return False
+    ranges = sorted((p.min_seq, p.max_seq) for p in pieces if p.min_seq and p.max_seq)
+    return all(prev[1] < nxt[0] for prev, nxt in itertools.pairwise(ranges))
 
 
 def decode(

@@ -84,6 +84,16 @@ def duplicates(
     )
 
 
+def _raw_holds_range(spark: SparkSession, feed: Feed, low: str, high: str) -> bool:
+    """Whether ``raw.<feed>`` has a row whose sequence number is in [low, high]."""
+    from pyspark.sql import functions as F
+
+    if not spark.catalog.tableExists(feed.raw_table):
+        return False
+    rows = spark.table(feed.raw_table).where(F.col("_sequence_number").between(low, high))
+    return bool(rows.select("_sequence_number").limit(1).collect())
+
+
 def mark_duplicates(
     spark: SparkSession,
     feed: Feed,
@@ -92,11 +102,21 @@ def mark_duplicates(
     counts: dict[str, FileCounts],
     low: str | None,
     high: str | None,
+    *,
+    unique: bool = False,
 ) -> DataFrame:
-    """``staged`` with redeliveries turned into ``duplicate`` rows; ``counts`` adjusted."""
+    """``staged`` with redeliveries turned into ``duplicate`` rows; ``counts`` adjusted.
+
+    ``unique``: the decode saw no two good rows of the batch share a sequence number
+    (each piece's strictly increasing, the pieces' ranges apart). Then only the raw
+    table can hold a redelivery, and a probe of its rows in the batch's range (pruned
+    by Iceberg's file statistics) that finds none answers without the shuffle.
+    """
     from pyspark.sql import functions as F
 
     if low is None or high is None:
+        return staged
+    if unique and not _raw_holds_range(spark, feed, low, high):
         return staged
     found = duplicates(spark, feed, staged, low, high)
     # Most batches hold no redelivery: one action answers that, with nothing written.

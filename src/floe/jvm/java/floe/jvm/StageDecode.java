@@ -253,6 +253,8 @@ public final class StageDecode {
     long decoded = 0;
     String minSeq;
     String maxSeq;
+    String lastSeq;
+    boolean ordered = true; // every good sequence number above the one before it
     ByteArrayOutputStream fallbackBytes;
     DataOutputStream fallback;
     long fallbackCount = 0;
@@ -394,6 +396,10 @@ public final class StageDecode {
       if (maxSeq == null || compareCodePoints(seq, maxSeq) > 0) {
         maxSeq = seq;
       }
+      if (lastSeq != null && compareCodePoints(seq, lastSeq) <= 0) {
+        ordered = false;
+      }
+      lastSeq = seq;
     }
 
     void writeFallback(long offset, int from, int n) throws IOException {
@@ -440,6 +446,7 @@ public final class StageDecode {
       out.put("quarantined", 0);
       out.put("min_seq", minSeq);
       out.put("max_seq", maxSeq);
+      out.put("unique_seq", ordered);
       StringBuilder hex = new StringBuilder();
       for (byte[] block : blocks) {
         for (byte b : block) {
