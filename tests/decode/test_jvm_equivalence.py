@@ -170,6 +170,7 @@ def _assert_same(spark: Any, settings: Any, files: list[Any], feed_name: str, tm
     assert [(p.source_file, p.start, p.end) for p in got_counts] == [
         (p.source_file, p.start, p.end) for p in want_counts
     ]
+
     # unique_seq is a hint each decoder derives from the lines it saw (true only when
     # proven), so the two may differ; each must be sound: a piece said unique has no
     # two good rows with one sequence number.
