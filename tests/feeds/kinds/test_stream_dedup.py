@@ -85,3 +85,21 @@ def test_the_check_is_skipped_only_when_no_redelivery_can_exist(
     _land(settings.landing, 5, "f.jsonl", data, [50, 52, 51, 52])
     assert build()[str(10**20 + 52)] == 1 and len(checks) == 3
     assert spark.table("raw.weather").count() == 8 + 2 + 3 + 3
+
+
+def _piece(low: str | None, high: str | None, unique: bool = True):
+    from floe.decode.core import PieceCounts
+
+    return PieceCounts("p", "f", 0, 1, 1, 1, 0, low, high, None, None, unique)
+
+
+def test_pieces_are_unique_together_only_when_their_ranges_are_apart():
+    from floe.feeds.kinds.stream import _unique_sequences
+
+    assert _unique_sequences([_piece("10", "19"), _piece("20", "29"), _piece(None, None)])
+    assert not _unique_sequences([_piece("10", "20"), _piece("20", "29")])  # share 20
+    assert not _unique_sequences([_piece("10", "19"), _piece("12", "13")])  # nested
+    assert not _unique_sequences([_piece("10", "19", unique=False), _piece("20", "29")])
+    # an empty sequence number is a value like any other, compared by code point
+    assert not _unique_sequences([_piece("", ""), _piece("", "5")])
+    assert _unique_sequences([_piece("", ""), _piece("0", "5")])

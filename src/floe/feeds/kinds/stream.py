@@ -282,7 +282,9 @@ def _unique_sequences(pieces: Sequence[PieceCounts]) -> bool:
     says its own are unique, and the pieces' ranges do not overlap."""
     if not all(p.unique_seq for p in pieces):
         return False
-    ranges = sorted((p.min_seq, p.max_seq) for p in pieces if p.min_seq and p.max_seq)
+    ranges = sorted(
+        (p.min_seq, p.max_seq) for p in pieces if p.min_seq is not None and p.max_seq is not None
+    )
     return all(prev[1] < nxt[0] for prev, nxt in itertools.pairwise(ranges))
 
 
