@@ -634,6 +634,8 @@ class _Builder:
             for e in columns.get(key.lower(), [])
         ]
         for name, edges in columns.items():
+            if name == "_scd2_load":
+                continue  # which load a row is: the validity below, from scd2_loads
             if name.startswith("_scd2_"):
                 for e in edges:
                     if e.kind != UNKNOWN:
