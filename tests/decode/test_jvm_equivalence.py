@@ -85,6 +85,12 @@ def _corner_lines(version: Any, good: dict[str, Any]) -> list[bytes]:
         json.dumps({"data": data, "sequenceNumber": True}).encode(),  # boolean seq
         json.dumps({"data": data, "sequenceNumber": None, "partitionKey": None}).encode(),
         b'{"data":"' + data.encode() + b'","data":"' + data.encode() + b'"}',  # repeated member
+        b'{"data":"' + data.encode() + b'","x":1,"y":2,"x":3}',  # a repeated unread member
+        # Sequence numbers out of order, and where UTF-16 order is not code point order
+        # (U+FFFF sorts before U+1F600, whose surrogates sort before it in UTF-16).
+        json.dumps({"data": data, "sequenceNumber": "0"}).encode(),
+        json.dumps({"data": data, "sequenceNumber": "\uffff"}).encode(),
+        json.dumps({"data": data, "sequenceNumber": "\U0001f600"}).encode(),
         b'{"data":"' + data.encode() + b'","partitionKey":"\\ud800"}',  # lone surrogate
         b'{"data":"' + data.encode() + b'","partitionKey":"\\ud83d\\ude00"}',  # a pair: good
         b'{"data":"' + data.encode() + b'","x":"\xf0\x9f\x98\x80 \xc3\xa9"}',  # UTF-8: good
@@ -339,6 +345,7 @@ def _json_corner_payloads() -> list[bytes]:
         b'{"temperature":NaN,' + loc + b',"timestamp":1}',
         # Values against the schema and the columns.
         b'{"temperature":60,"temperature":61,' + loc + b',"timestamp":1}',  # repeated
+        b'{"temperature":60,"x":1,' + loc + b',"x":2,"timestamp":1}',  # repeated, no column
         b'{"temperature":60.0,' + loc + b',"timestamp":1}',  # an integral float
         b'{"temperature":6e1,' + loc + b',"timestamp":1}',
         b'{"temperature":true,' + loc + b',"timestamp":1}',

@@ -48,7 +48,7 @@ from floe.decode.records import (
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
     from floe.registry.backends import RegistryRef
@@ -646,10 +646,35 @@ def stage_lines(
 
 def read_staged(spark: SparkSession, staging: Path, record_type: StructType) -> DataFrame:
     """The staged rows of a pass, with ``_arrival_ts`` (the envelope's arrival time)."""
+    staged = spark.read.schema(decode_output_schema(record_type)).parquet(str(staging))
+    return staged.select("*", arrival_timestamp(spark, "_arrival").alias("_arrival_ts"))
+
+
+ARRIVAL_CLASS = "floe.jvm.Arrival"
+ARRIVAL_FUNCTION = "floe_arrival_micros"
+
+
+def arrival_timestamp(spark: SparkSession, column: str) -> Column:
+    """``to_timestamp(column)``: the same answers (NULL for text it cannot read).
+
+    With floe's jar in the session, Kinesis's one shape of arrival time is read from
+    its digits by a JVM function (floe.jvm.Arrival), any other text by Spark's own
+    parser there: Spark's general parser was the costliest expression of copying a
+    pass's rows into ``raw.<feed>`` (docs/decisions/0065-staging-and-arrival-times.md).
+    """
     from pyspark.sql import functions as F
 
-    staged = spark.read.schema(decode_output_schema(record_type)).parquet(str(staging))
-    return staged.select("*", F.to_timestamp("_arrival").alias("_arrival_ts"))
+    from floe.runtime.jars import jvm_class
+
+    arrival = jvm_class(spark, ARRIVAL_CLASS)
+    if arrival is None:
+        return F.to_timestamp(column)
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None  # jvm_class found the class through it
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    long_type = jvm.org.apache.spark.sql.types.DataTypes.LongType
+    spark._jsparkSession.udf().register(ARRIVAL_FUNCTION, arrival.udf(zone), long_type)
+    return F.timestamp_micros(F.call_udf(ARRIVAL_FUNCTION, F.col(column)))
 
 
 # --------------------------------------------------------------------------- JVM fast path

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.math.BigDecimal;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
@@ -181,7 +182,38 @@ final class JsonPlan {
       checkNames(target);
       this.root = root;
       this.target = target;
+      index(target);
       this.maxDepth = Math.min(maxDepth, 512);
+    }
+
+    /**
+     * Column slot by name of every struct in the target, made once: the reader is shared
+     * by the tasks of an executor, so the map is only read after the constructor.
+     */
+    private final Map<StructType, Map<String, Integer>> slotsByStruct = new IdentityHashMap<>();
+
+    private void index(StructType struct) {
+      Map<String, Integer> slots = new HashMap<>();
+      StructField[] fields = struct.fields();
+      for (int i = 0; i < fields.length; i++) {
+        slots.putIfAbsent(fields[i].name(), i);
+        if (fields[i].dataType() instanceof StructType) {
+          index((StructType) fields[i].dataType());
+        }
+      }
+      slotsByStruct.put(struct, slots);
+    }
+
+    Map<String, Integer> slots(StructType struct) {
+      Map<String, Integer> slots = slotsByStruct.get(struct);
+      if (slots == null) { // not a struct of the target (never, as the reader walks it)
+        slots = new HashMap<>();
+        StructField[] fields = struct.fields();
+        for (int i = 0; i < fields.length; i++) {
+          slots.putIfAbsent(fields[i].name(), i);
+        }
+      }
+      return slots;
     }
 
     /** The record of a payload, or a doubt. */
@@ -289,13 +321,28 @@ final class JsonPlan {
         throw StageDecode.Doubt.INSTANCE;
       }
       StructType struct = (StructType) type;
+      Map<String, Integer> slots = struct == null ? null : slots(struct);
       GenericInternalRow row = struct == null ? null : new GenericInternalRow(struct.fields().length);
-      Set<String> seen = new HashSet<>();
+      // Members seen: a column's by its slot, any other name in a set made when one comes.
+      boolean[] filled = struct == null ? null : new boolean[struct.fields().length];
+      Set<String> others = null;
       JsonToken t = p.nextToken();
       for (; t == JsonToken.FIELD_NAME; t = p.nextToken()) {
         String name = StageDecode.Utf8.noSurrogates(p.getCurrentName());
-        if (!seen.add(name)) {
-          throw StageDecode.Doubt.INSTANCE; // orjson keeps the last: leave it to it
+        Integer at = slots == null ? null : slots.get(name);
+        int slot = at == null ? -1 : at;
+        if (slot >= 0) {
+          if (filled[slot]) {
+            throw StageDecode.Doubt.INSTANCE; // orjson keeps the last: leave it to it
+          }
+          filled[slot] = true;
+        } else {
+          if (others == null) {
+            others = new HashSet<>();
+          }
+          if (!others.add(name)) {
+            throw StageDecode.Doubt.INSTANCE; // orjson keeps the last: leave it to it
+          }
         }
         Node child = null;
         if (node != null) {
@@ -303,11 +350,6 @@ final class JsonPlan {
           if (child == null && !node.additional) {
             throw StageDecode.Doubt.INSTANCE;
           }
-        }
-        int slot = -1;
-        if (struct != null) {
-          scala.Option<Object> at = struct.getFieldIndex(name);
-          slot = at.isDefined() ? (Integer) at.get() : -1;
         }
         Object v = value(p, p.nextToken(), child,
             slot >= 0 ? struct.fields()[slot].dataType() : null, depth);
@@ -318,8 +360,14 @@ final class JsonPlan {
       if (t != JsonToken.END_OBJECT) {
         throw StageDecode.Doubt.INSTANCE;
       }
-      if (node != null && !seen.containsAll(node.required)) {
-        throw StageDecode.Doubt.INSTANCE;
+      if (node != null) {
+        for (String name : node.required) {
+          Integer at = slots == null ? null : slots.get(name);
+          boolean seen = at != null ? filled[at] : others != null && others.contains(name);
+          if (!seen) {
+            throw StageDecode.Doubt.INSTANCE;
+          }
+        }
       }
       return row;
     }

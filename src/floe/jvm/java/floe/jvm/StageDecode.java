@@ -114,7 +114,11 @@ public final class StageDecode {
         new TaskFunction(versionsJson, outputSchemaJson, limits, fallbackDir, counts);
     JavaRDD<InternalRow> rows = rdd.mapPartitions(fn);
     Dataset<Row> df = spark.internalCreateDataFrame(rows.rdd(), output, false);
-    df.write().mode(SaveMode.Overwrite).parquet(outDir);
+    // No dictionary encoding: the staged files are read once, by the copy into the raw
+    // table, and dictionary look-ups were a fifth of the decode's CPU time; the files are
+    // about twice as large (docs/decisions/0065-staging-and-arrival-times.md).
+    df.write().mode(SaveMode.Overwrite).option("parquet.enable.dictionary", "false")
+        .parquet(outDir);
     List<String> value = counts.value();
     return value.toArray(new String[0]);
   }
@@ -390,6 +394,12 @@ public final class StageDecode {
       if (seq == null) {
         return;
       }
+      if (ordered && lastSeq != null && compareCodePoints(seq, lastSeq) > 0) {
+        // still in order: the last one is the greatest, the first the least
+        maxSeq = seq;
+        lastSeq = seq;
+        return;
+      }
       if (minSeq == null || compareCodePoints(seq, minSeq) < 0) {
         minSeq = seq;
       }
@@ -516,6 +526,24 @@ public final class StageDecode {
 
   /** Python's str order (code points), not Java's (UTF-16 units). */
   static int compareCodePoints(String a, String b) {
+    // Where the first differing chars are both below the surrogates, UTF-16 order is
+    // code point order (a surrogate pair before them is the same in both strings): the
+    // usual case, sequence numbers being digits. Anything else walks the code points.
+    int n = Math.min(a.length(), b.length());
+    for (int k = 0; k < n; k++) {
+      char x = a.charAt(k);
+      char y = b.charAt(k);
+      if (x != y) {
+        if (x < Character.MIN_SURROGATE && y < Character.MIN_SURROGATE) {
+          return x < y ? -1 : 1;
+        }
+        return compareCodePointsSlow(a, b);
+      }
+    }
+    return Integer.compare(a.length(), b.length());
+  }
+
+  static int compareCodePointsSlow(String a, String b) {
     int i = 0;
     int j = 0;
     while (i < a.length() && j < b.length()) {
@@ -598,13 +626,26 @@ public final class StageDecode {
       }
     }
 
+    /** The envelope member's bit (data 1, sequenceNumber 2, partitionKey 4,
+     * approximateArrivalTimestamp 8), or 0 for a member the decode does not read. */
+    static int envelopeBit(String name) {
+      switch (name) {
+        case "data": return 1;
+        case "sequenceNumber": return 2;
+        case "partitionKey": return 4;
+        case "approximateArrivalTimestamp": return 8;
+        default: return 0;
+      }
+    }
+
     InternalRow decodeOrDoubt(byte[] b, int from, int n, Piece piece) throws Doubt, IOException {
       Utf8.requireObjectText(b, from, n);
       String data = null;
       String seq = null;
       String key = null;
       String arrival = null;
-      Set<String> names = new HashSet<>();
+      int known = 0; // the envelope members read, one bit each (envelopeBit)
+      Set<String> others = null; // any other top-level member names, once one comes
       try (JsonParser p = JSON.createParser(b, from, n)) {
         int depth = 0;
         JsonToken t = p.nextToken();
@@ -623,11 +664,19 @@ public final class StageDecode {
             case FIELD_NAME:
               String name = Utf8.noSurrogates(p.getCurrentName());
               if (depth == 1) {
-                if (!names.add(name)) {
-                  throw Doubt.INSTANCE; // a repeated member: leave it to the reference
-                }
-                if (name.equals("data") || name.equals("sequenceNumber")
-                    || name.equals("partitionKey") || name.equals("approximateArrivalTimestamp")) {
+                int bit = envelopeBit(name);
+                if (bit == 0) {
+                  if (others == null) {
+                    others = new HashSet<>();
+                  }
+                  if (!others.add(name)) {
+                    throw Doubt.INSTANCE; // a repeated member: leave it to the reference
+                  }
+                } else {
+                  if ((known & bit) != 0) {
+                    throw Doubt.INSTANCE; // a repeated member: leave it to the reference
+                  }
+                  known |= bit;
                   JsonToken v = p.nextToken();
                   String text;
                   if (v == JsonToken.VALUE_STRING) {
@@ -637,10 +686,10 @@ public final class StageDecode {
                   } else {
                     throw Doubt.INSTANCE; // numbers are printed by Python's rules there
                   }
-                  switch (name) {
-                    case "data": data = text; break;
-                    case "sequenceNumber": seq = text; break;
-                    case "partitionKey": key = text; break;
+                  switch (bit) {
+                    case 1: data = text; break;
+                    case 2: seq = text; break;
+                    case 4: key = text; break;
                     default: arrival = text; break;
                   }
                 }
