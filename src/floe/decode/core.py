@@ -664,16 +664,13 @@ def arrival_timestamp(spark: SparkSession, column: str) -> Column:
     """
     from pyspark.sql import functions as F
 
-    from floe.runtime.jars import jvm_class
+    from floe.runtime.jars import jvm_class, register_jvm_udf
 
     arrival = jvm_class(spark, ARRIVAL_CLASS)
     if arrival is None:
         return F.to_timestamp(column)
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None  # jvm_class found the class through it
     zone = spark.conf.get("spark.sql.session.timeZone")
-    long_type = jvm.org.apache.spark.sql.types.DataTypes.LongType
-    spark._jsparkSession.udf().register(ARRIVAL_FUNCTION, arrival.udf(zone), long_type)
+    register_jvm_udf(spark, ARRIVAL_FUNCTION, arrival.udf(zone), "LongType")
     return F.timestamp_micros(F.call_udf(ARRIVAL_FUNCTION, F.col(column)))
 
 

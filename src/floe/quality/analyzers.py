@@ -285,7 +285,7 @@ def _byte_regex_function(spark: SparkSession, pattern: str) -> str | None:
     the subset)."""
     import hashlib
 
-    from floe.runtime.jars import jvm_class
+    from floe.runtime.jars import jvm_class, register_jvm_udf
 
     matcher = jvm_class(spark, BYTE_REGEX_CLASS)
     if matcher is None:
@@ -293,11 +293,8 @@ def _byte_regex_function(spark: SparkSession, pattern: str) -> str | None:
     udf = matcher.udf(pattern)
     if udf is None:
         return None
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None  # jvm_class found the class through it
     name = "floe_regex_" + hashlib.sha256(pattern.encode()).hexdigest()[:20]
-    boolean = jvm.org.apache.spark.sql.types.DataTypes.BooleanType
-    spark._jsparkSession.udf().register(name, udf, boolean)
+    register_jvm_udf(spark, name, udf, "BooleanType")
     return name
 
 

@@ -148,3 +148,12 @@ def jvm_class(spark: Any, name: str) -> Any | None:
     for part in name.split("."):
         target = getattr(target, part)
     return target if type(target).__name__ == "JavaClass" else None  # else a JavaPackage
+
+
+def register_jvm_udf(spark: Any, name: str, udf: Any, return_type: str) -> None:
+    """Register a JVM function object of floe's jar (a ``UDF1``) as ``name``, returning
+    Spark's ``DataTypes.<return_type>`` (e.g. ``"BooleanType"``, ``"LongType"``)."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None  # the udf came from a class found through it
+    data_type = getattr(jvm.org.apache.spark.sql.types.DataTypes, return_type)
+    spark._jsparkSession.udf().register(name, udf, data_type)

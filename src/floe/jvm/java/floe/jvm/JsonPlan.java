@@ -159,19 +159,6 @@ final class JsonPlan {
     return v.isIntegralNumber() ? new BigDecimal(v.bigIntegerValue()) : new BigDecimal(v.asDouble());
   }
 
-  /** Every name of a target struct once, or Ineligible (Arrow would take one of them). */
-  static void checkNames(StructType t) throws StageDecode.Plan.Ineligible {
-    Set<String> seen = new HashSet<>();
-    for (StructField f : t.fields()) {
-      if (!seen.add(f.name())) {
-        throw new StageDecode.Plan.Ineligible("repeated field " + f.name());
-      }
-      if (f.dataType() instanceof StructType) {
-        checkNames((StructType) f.dataType());
-      }
-    }
-  }
-
   /** Reads payloads of one eligible version into rows of the table's record type. */
   static final class Reader {
     final Node root;
@@ -179,10 +166,9 @@ final class JsonPlan {
     final int maxDepth;
 
     Reader(Node root, StructType target, int maxDepth) throws StageDecode.Plan.Ineligible {
-      checkNames(target);
+      index(target);
       this.root = root;
       this.target = target;
-      index(target);
       this.maxDepth = Math.min(maxDepth, 512);
     }
 
@@ -192,28 +178,20 @@ final class JsonPlan {
      */
     private final Map<StructType, Map<String, Integer>> slotsByStruct = new IdentityHashMap<>();
 
-    private void index(StructType struct) {
+    /** Indexes every struct of the target; Ineligible when one repeats a name (Arrow
+     * would take one of them). */
+    private void index(StructType struct) throws StageDecode.Plan.Ineligible {
       Map<String, Integer> slots = new HashMap<>();
       StructField[] fields = struct.fields();
       for (int i = 0; i < fields.length; i++) {
-        slots.putIfAbsent(fields[i].name(), i);
+        if (slots.putIfAbsent(fields[i].name(), i) != null) {
+          throw new StageDecode.Plan.Ineligible("repeated field " + fields[i].name());
+        }
         if (fields[i].dataType() instanceof StructType) {
           index((StructType) fields[i].dataType());
         }
       }
       slotsByStruct.put(struct, slots);
-    }
-
-    Map<String, Integer> slots(StructType struct) {
-      Map<String, Integer> slots = slotsByStruct.get(struct);
-      if (slots == null) { // not a struct of the target (never, as the reader walks it)
-        slots = new HashMap<>();
-        StructField[] fields = struct.fields();
-        for (int i = 0; i < fields.length; i++) {
-          slots.putIfAbsent(fields[i].name(), i);
-        }
-      }
-      return slots;
     }
 
     /** The record of a payload, or a doubt. */
@@ -321,7 +299,7 @@ final class JsonPlan {
         throw StageDecode.Doubt.INSTANCE;
       }
       StructType struct = (StructType) type;
-      Map<String, Integer> slots = struct == null ? null : slots(struct);
+      Map<String, Integer> slots = struct == null ? null : slotsByStruct.get(struct);
       GenericInternalRow row = struct == null ? null : new GenericInternalRow(struct.fields().length);
       // Members seen: a column's by its slot, any other name in a set made when one comes.
       boolean[] filled = struct == null ? null : new boolean[struct.fields().length];
