@@ -195,7 +195,7 @@ def cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
     return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
 
 
-def _thread_kind(name: str) -> str:
+def thread_kind(name: str) -> str:
     """What a JVM thread does, from its name (/proc/<pid>/task/<tid>/comm, 15 chars)."""
     if name.startswith("Executor task"):
         return "tasks"
@@ -208,6 +208,24 @@ def _thread_kind(name: str) -> str:
     return "other"
 
 
+def process_threads(pid: int) -> dict[int, tuple[str, float]]:
+    """CPU seconds (user + system) of every thread of ``pid``, by tid, with its name."""
+    out: dict[int, tuple[str, float]] = {}
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        out[int(task.name)] = (name, (int(fields[11]) + int(fields[12])) / _TICK)
+    return out
+
+
 def thread_cpu(root: int) -> dict[tuple[int, int], tuple[str, float]]:
     """CPU seconds of every thread of ``root``'s descendants (the JVM, Spark's Python
     workers), by (pid, tid), with its kind."""
@@ -217,18 +235,10 @@ def thread_cpu(root: int) -> dict[tuple[int, int], tuple[str, float]]:
             continue
         try:
             java = Path(f"/proc/{pid}/comm").read_text().strip() == "java"
-            tasks = list(Path(f"/proc/{pid}/task").iterdir())
         except OSError:
             continue
-        for task in tasks:
-            try:
-                stat = (task / "stat").read_text()
-            except OSError:
-                continue
-            name = stat[stat.index("(") + 1 : stat.rindex(")")]
-            fields = stat[stat.rindex(")") + 2 :].split()
-            seconds = (int(fields[11]) + int(fields[12])) / _TICK
-            out[pid, int(task.name)] = (_thread_kind(name) if java else "Python workers", seconds)
+        for tid, (name, seconds) in process_threads(pid).items():
+            out[pid, tid] = (thread_kind(name) if java else "Python workers", seconds)
     return out
 
 

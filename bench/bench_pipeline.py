@@ -11,7 +11,8 @@ so 1000 x is ~2.2M customer rows and ~1.2M records per stream) on a fresh lakeho
 
 Per scale it prints wall time, rows landed, rows/s, the peak resident memory of the driver
 (the Python process), the JVM and the Python workers (polled from /proc), how busy the
-machine's CPUs were and the CPU seconds of each kind of process, the build's wall clock
+machine's CPUs were and the CPU seconds of each kind of process (the JVM's also by kind
+of thread: tasks, JIT, GC, driver calls, other; bench_decode.thread_kind), the build's wall clock
 per layer (raw streams, raw files, marts, tests...: each instant shared among the nodes
 running then) beside the bound's copy time per reader, the five slowest dbt nodes
 (``run_results.json``), the floe / bound ratios (whole process, and work after Spark is
@@ -43,6 +44,8 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+
+from bench.bench_decode import process_threads, thread_kind
 
 ROOT = Path(__file__).resolve().parents[1]
 DAYS = 5
@@ -101,6 +104,7 @@ class PeakMemory(threading.Thread):
         self.pid, self.every = pid, every
         self.driver = self.jvm = self.workers = 0
         self.cpu: dict[int, tuple[str, float]] = {}  # pid -> (kind, CPU seconds so far)
+        self.threads: dict[tuple[int, int], tuple[str, float]] = {}  # JVM (pid, tid) -> same
         self._halt = threading.Event()
 
     def run(self) -> None:
@@ -115,6 +119,7 @@ class PeakMemory(threading.Thread):
                 if comm == "java":
                     jvm += rss
                     self._cpu(pid, "JVM")
+                    self._threads(pid)
                 elif comm.startswith("python"):
                     workers += rss
                     self._cpu(pid, "Python workers")
@@ -133,6 +138,22 @@ class PeakMemory(threading.Thread):
         # gives 0.0 and must not replace what was seen).
         seen = self.cpu.get(pid, (kind, 0.0))[1]
         self.cpu[pid] = (kind, max(seen, _cpu_seconds(pid)))
+
+    def _threads(self, pid: int) -> None:
+        for tid, (name, seconds) in process_threads(pid).items():
+            seen = self.threads.get((pid, tid), ("", 0.0))[1]
+            self.threads[pid, tid] = (thread_kind(name), max(seen, seconds))
+
+    def threads_line(self) -> str:
+        """The JVM's CPU by kind of thread (bench_decode.thread_kind): what the tasks ran
+        against what compiling, collecting and planning took."""
+        by_kind: dict[str, float] = {}
+        for kind, seconds in self.threads.values():
+            by_kind[kind] = by_kind.get(kind, 0.0) + seconds
+        return "JVM CPU seconds by thread: " + ", ".join(
+            f"{kind} {seconds:,.0f}"
+            for kind, seconds in sorted(by_kind.items(), key=lambda kv: -kv[1])
+        )
 
     def cpu_line(self) -> str:
         by_kind: dict[str, float] = {}
@@ -405,12 +426,14 @@ def report(scale: Scale) -> None:
     )
     print(f"        {floe.memory.line()}; {floe.cpu_line()}")
     print(f"        {floe.memory.cpu_line()}")
+    print(f"        {floe.memory.threads_line()}")
     print(
         f"  bound wall {bound.wall:7.1f}s  (copy {scale.bound_work:.1f}s)  rows copied "
         f"{scale.bound_rows:,}  {scale.bound_rows / bound.wall:,.0f} rows/s"
     )
     print(f"        {bound.memory.line()}; {bound.cpu_line()}")
     print(f"        {bound.memory.cpu_line()}")
+    print(f"        {bound.memory.threads_line()}")
     print(
         f"  ratio floe / bound: wall {floe.wall / bound.wall:.2f}, "
         f"work (dbt build / copy) {scale.dbt_seconds / scale.bound_work:.2f}"
