@@ -164,6 +164,12 @@ def json_loop(payloads: list[bytes], n: int) -> float:
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
+def stat_cpu(stat: str) -> float:
+    """CPU seconds (user + system) in the text of a /proc ``stat`` file (process or thread)."""
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
 def tree_cpu(root: int) -> dict[int, float]:
     """CPU seconds (user + system) of ``root`` and every descendant, by pid (/proc)."""
     parents: dict[int, int] = {}
@@ -175,10 +181,9 @@ def tree_cpu(root: int) -> dict[int, float]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2 :].split()
         pid = int(entry.name)
-        parents[pid] = int(fields[1])
-        cpu[pid] = (int(fields[11]) + int(fields[12])) / _TICK
+        parents[pid] = int(stat[stat.rindex(")") + 2 :].split()[1])
+        cpu[pid] = stat_cpu(stat)
     mine = {root}
     grew = True
     while grew:
@@ -220,9 +225,7 @@ def process_threads(pid: int) -> dict[int, tuple[str, float]]:
             stat = (task / "stat").read_text()
         except OSError:
             continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2 :].split()
-        out[int(task.name)] = (name, (int(fields[11]) + int(fields[12])) / _TICK)
+        out[int(task.name)] = (stat[stat.index("(") + 1 : stat.rindex(")")], stat_cpu(stat))
     return out
 
 
@@ -242,13 +245,19 @@ def thread_cpu(root: int) -> dict[tuple[int, int], tuple[str, float]]:
     return out
 
 
+def sum_by_kind(readings) -> dict[str, float]:
+    """Seconds summed per kind, from (kind, seconds) pairs."""
+    kinds: dict[str, float] = {}
+    for kind, seconds in readings:
+        kinds[kind] = kinds.get(kind, 0.0) + seconds
+    return kinds
+
+
 def threads_between(before: dict, after: dict) -> dict[str, float]:
     """CPU seconds the child processes' threads spent between two snapshots, by kind."""
-    kinds: dict[str, float] = {}
-    for key, (kind, seconds) in after.items():
-        spent = seconds - before.get(key, (kind, 0.0))[1]
-        kinds[kind] = kinds.get(kind, 0.0) + spent
-    return kinds
+    return sum_by_kind(
+        (kind, seconds - before.get(key, (kind, 0.0))[1]) for key, (kind, seconds) in after.items()
+    )
 
 
 def _timed(fn) -> dict:
@@ -394,16 +403,19 @@ def child_jvm(name: str) -> dict:
     settings = Settings.from_env()
     spark = get_spark(settings)
     files = stream.discover(_feed(name), settings.landing)
-    cpu0 = tree_cpu(os.getpid())
-    started = time.perf_counter()
-    ddl = "sequenceNumber string, partitionKey string, approximateArrivalTimestamp string, data string"
-    text = spark.read.text([str(f.path) for f in files])
-    env = F.from_json("value", ddl)
-    text.select(env["sequenceNumber"], env["partitionKey"], env["data"]).write.format("noop").mode(
-        "overwrite"
-    ).save()
-    seconds = time.perf_counter() - started
-    return {"seconds": seconds, "cpu": cpu_between(cpu0, tree_cpu(os.getpid()))}
+
+    def run() -> None:
+        ddl = (
+            "sequenceNumber string, partitionKey string, approximateArrivalTimestamp string, "
+            "data string"
+        )
+        text = spark.read.text([str(f.path) for f in files])
+        env = F.from_json("value", ddl)
+        text.select(env["sequenceNumber"], env["partitionKey"], env["data"]).write.format(
+            "noop"
+        ).mode("overwrite").save()
+
+    return _timed(run)
 
 
 def child_decode(name: str) -> dict:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from bench.bench_decode import process_threads, thread_kind
+from bench.bench_decode import process_threads, stat_cpu, sum_by_kind, thread_kind
 
 ROOT = Path(__file__).resolve().parents[1]
 DAYS = 5
@@ -72,16 +72,12 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
 def _cpu_seconds(pid: int) -> float:
     """CPU seconds (user + system) ``pid`` itself has used so far (/proc/<pid>/stat)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
+        return stat_cpu(Path(f"/proc/{pid}/stat").read_text())
+    except (OSError, ValueError):
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / _TICK
 
 
 def _rss_and_kind(pid: int) -> tuple[int, str]:
@@ -147,18 +143,14 @@ class PeakMemory(threading.Thread):
     def threads_line(self) -> str:
         """The JVM's CPU by kind of thread (bench_decode.thread_kind): what the tasks ran
         against what compiling, collecting and planning took."""
-        by_kind: dict[str, float] = {}
-        for kind, seconds in self.threads.values():
-            by_kind[kind] = by_kind.get(kind, 0.0) + seconds
+        by_kind = sum_by_kind(self.threads.values())
         return "JVM CPU seconds by thread: " + ", ".join(
             f"{kind} {seconds:,.0f}"
             for kind, seconds in sorted(by_kind.items(), key=lambda kv: -kv[1])
         )
 
     def cpu_line(self) -> str:
-        by_kind: dict[str, float] = {}
-        for kind, seconds in self.cpu.values():
-            by_kind[kind] = by_kind.get(kind, 0.0) + seconds
+        by_kind = sum_by_kind(self.cpu.values())
         return "CPU seconds by process: " + ", ".join(
             f"{kind} {seconds:,.0f}" for kind, seconds in sorted(by_kind.items())
         )
