@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.bench_decode import load
+
 PROJECT = Path(__file__).resolve().parent / "scd2_project"
 NODES = {
     "model.floe_bench_scd2.dim_floe": "floe (changes)",
@@ -236,7 +238,10 @@ def main() -> None:
     cases = os.environ.get("FLOE_BENCH_SCD2_CASES", "incremental,catchup").split(",")
     if "catchup" in cases:
         n = int(os.environ.get("FLOE_BENCH_SCD2_CATCHUP_ROWS", "200000"))
-        print(f"-- catch-up, {n:,} customers, 1 vs {CATCHUP_LOADS} pending loads", flush=True)
+        print(
+            f"-- catch-up, {n:,} customers, 1 vs {CATCHUP_LOADS} pending loads  [{load()}]",
+            flush=True,
+        )
         repeats = int(os.environ.get("FLOE_BENCH_SCD2_CATCHUP_REPEATS", "3"))
         runs = run_catchup(n, repeats)
         for i, t in enumerate(runs, 1):
@@ -250,7 +255,7 @@ def main() -> None:
         ratios = sorted(t["catch-up 5 loads"] / t["catch-up 1 load"] for t in runs)
         print(
             f"  ratio 5 loads / 1 load, median of {len(runs)}   {ratios[len(ratios) // 2]:5.2f}"
-            "  (target <= 1.3, issue 30)"
+            f"  (target <= 1.3, issue 30)  [{load()}]"
         )
         multis = sorted(t["catch-up 5 loads, one rendering"] / t["catch-up 1 load"] for t in runs)
         print(f"  ratio 5 loads in one rendering / 1 load       {multis[len(multis) // 2]:5.2f}")
@@ -263,12 +268,12 @@ def main() -> None:
     repeats = int(os.environ.get("FLOE_BENCH_SCD2_REPEATS", "3"))
     results = {}
     for size in sizes:
-        print(f"-- {size:,} customers, 1 % changed, 0.1 % deleted", flush=True)
+        print(f"-- {size:,} customers, 1 % changed, 0.1 % deleted  [{load()}]", flush=True)
         run_once(size)  # warm-up, not counted: the JIT, Spark's code generation
         runs = [run_once(size) for _ in range(repeats)]
         t = {name: sorted(r[name] for r in runs)[len(runs) // 2] for name in runs[0]}
         results[size] = t
-        print(f"  medians of {repeats} repeats (each repeat's figure in brackets):")
+        print(f"  medians of {repeats} repeats (each repeat's figure in brackets)  [{load()}]:")
         for name in t:
             each = ", ".join(f"{r[name]:.1f}" for r in runs)
             print(f"  {name:<34} {t[name]:7.1f} s   ({each})")

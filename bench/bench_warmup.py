@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.bench_decode import load
+
 ROOT = Path(__file__).resolve().parents[1]
 FIRST = "1 of "
 FOURTH_DONE = re.compile(r"\b4 of \d+ OK ")
@@ -93,7 +95,7 @@ def main() -> None:
         cores = os.cpu_count() or 1
         print(
             f"first four raw models: {window:.1f}s wall; driver JVM {total:.1f} core-seconds "
-            f"of {window * cores:.1f} ({cores} cores)"
+            f"of {window * cores:.1f} ({cores} cores)  [{load()}]"
         )
         for name, seconds in sorted(used.items(), key=lambda kv: -kv[1])[:12]:
             print(f"  {seconds:6.2f}s  {seconds / total:5.1%}  {name}")
