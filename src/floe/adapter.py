@@ -262,7 +262,9 @@ class FloeConnectionManager(SparkConnectionManager):
         _use_env(spark, settings)
         connection = super().open(connection)
         if isinstance(connection.handle, SessionConnectionWrapper):
-            connection.handle = _literal_binding_wrapper()(connection.handle.handle)
+            wrapper = _literal_binding_wrapper()(connection.handle.handle)
+            wrapper.dbt_connection = connection  # renamed for each node the thread runs
+            connection.handle = wrapper
         return connection
 
     def cleanup_all(self) -> None:
@@ -356,6 +358,21 @@ def _leave_env() -> None:
         get_spark(settings).conf.unset(WAP_BRANCH)
 
 
+def tag_spark_jobs(spark: Any, connection: Connection | None) -> None:
+    """This thread's Spark jobs carry the dbt node they run for (docs/runtime.md,
+    "Spark jobs by dbt node"): its unique id as their job group and description, so
+    Spark's UI and event log tell which model, test or snapshot ran each query.
+
+    dbt names a thread's connection after the node it runs (``model.floe.dim_customer``;
+    ``master`` and the like for dbt's own queries). A Spark job takes the local
+    properties of the thread that starts it, and floe's own worker threads inherit
+    them (``inheritable_thread_target``).
+    """
+    name = connection.name if connection is not None else None
+    if name:
+        spark.sparkContext.setJobGroup(name, name)
+
+
 def _require_cluster(spark: Any, settings: Settings) -> None:
     """Fail the build unless `spark` runs its tasks on a cluster (floe.cluster.guard)."""
     try:
@@ -385,12 +402,13 @@ def _literal_binding_wrapper() -> type:
                 raise FloeStatementError(str(exc)) from exc
 
             def run() -> None:
-                # Only a statement that asks for settings needs the session itself.
-                held = statement_settings(get_spark(), marks) if marks else nullcontext()
+                spark = get_spark()
+                tag_spark_jobs(spark, getattr(self, "dbt_connection", None))
+                held = statement_settings(spark, marks) if marks else nullcontext()
                 with held:
                     namespace = cascaded_namespace(sql)
                     if namespace is not None:
-                        _empty_namespace(get_spark(), namespace)
+                        _empty_namespace(spark, namespace)
                     super(LiteralBindingSessionWrapper, self).execute(sql, bindings)
 
             with _catalog_contention(None, "running a dbt statement"):
@@ -615,7 +633,7 @@ class FloeAdapter(SparkAdapter):
     def submit_python_job(self, parsed_model: dict, compiled_code: str) -> Any:
         # The model runs in this thread's session: opened first, so that it reads and
         # writes FLOE_ENV's branch even when it is the run's first Spark work.
-        self._session()
+        tag_spark_jobs(self._session(), self.connections.get_if_exists())
         return super().submit_python_job(parsed_model, compiled_code)
 
     def list_schemas(self, database: str) -> list[str]:

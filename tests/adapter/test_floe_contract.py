@@ -321,3 +321,36 @@ def test_public_macros_are_documented_with_their_signatures(tmp_path):
     options = manifest["macros"]["macro.dbt_floe.materialization_incremental_floe"]["description"]
     assert "| `on_schema_change` | string |" in options
     assert "| `write_mode` | string |" in options
+
+
+class TestSparkJobsCarryTheirNodeFloe:
+    """Each Spark job names the dbt node it ran for (its job group), SQL and Python alike."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "tagged_sql.sql": "{{ config(materialized='table') }} select 1 as id",
+            "tagged_py.py": (
+                "def model(dbt, session):\n"
+                "    dbt.config(materialized='table')\n"
+                "    return session.range(3).selectExpr('id * 2 as id')\n"
+            ),
+            "schema.yml": (
+                "version: 2\nmodels:\n  - name: tagged_sql\n"
+                "    columns:\n      - name: id\n        data_tests: [not_null]\n"
+            ),
+        }
+
+    def test_jobs_are_grouped_by_node(self, project, spark):
+        results = run_dbt(["build"])
+        tracker = spark.sparkContext.statusTracker()
+        by_node = {
+            r.node.unique_id: set(tracker.getJobIdsForGroup(r.node.unique_id)) for r in results
+        }
+        models = {node.rsplit(".", 1)[1] for node in by_node if node.startswith("model.")}
+        assert models == {"tagged_sql", "tagged_py"}
+        assert any(node.startswith("test.") for node in by_node)
+        assert all(by_node.values()), {node: len(ids) for node, ids in by_node.items()}
+        # no job is counted for two nodes
+        ids = [i for group in by_node.values() for i in group]
+        assert len(ids) == len(set(ids))
