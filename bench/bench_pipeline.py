@@ -15,7 +15,9 @@ machine's CPUs were and the CPU seconds of each kind of process (the JVM's also 
 of thread: tasks, JIT, GC, driver calls, other; bench_decode.thread_kind), the build's wall clock
 per layer (raw streams, raw files, marts, tests...: each instant shared among the nodes
 running then) beside the bound's copy time per reader, the five slowest dbt nodes
-(``run_results.json``), the floe / bound ratios (whole process, and work after Spark is
+(``run_results.json``), the Spark task threads' CPU per layer and the five costliest
+nodes by it (read from the build's Spark event log: every job carries its dbt node as
+its job group, docs/runtime.md "Spark jobs by dbt node"), the floe / bound ratios (whole process, and work after Spark is
 up) with the load average. After the last scale, every node whose time grew faster than
 the rows landed between two scales is named (the issue's "no node's time growing faster
 than its input"; at small scales fixed costs hide growth, so read it at the largest pair)
@@ -52,6 +54,7 @@ DAYS = 5
 BASE_SCALE = 1000  # --scale of 1 x: floe build's default demo
 # Landed files that are bookkeeping, not records (csv_loads manifests, reference markers).
 SKIP_NAMES = ("_manifest.json", "_CHANGED")
+EVENTS = "spark-events"  # the floe build's Spark event log, in the scale's home
 
 
 def _load() -> str:
@@ -291,6 +294,9 @@ class Scale:
     bound_by_reader: dict[str, float] = field(default_factory=dict)
     # node -> materialization, for re-timing a node alone (only whole rebuilds can be)
     materialized: dict[str, str] = field(default_factory=dict)
+    # dbt node (Spark job group) -> CPU seconds of its Spark tasks (the event log)
+    task_cpu: dict[str, float] = field(default_factory=dict)
+    node_layers: dict[str, str] = field(default_factory=dict)  # unique id -> layer
     home: Path | None = None
 
 
@@ -311,11 +317,35 @@ def _floe_figures(scale: Scale, home: Path) -> None:
     }
     manifest = json.loads((home / "target" / "manifest.json").read_text())
     scale.layers = wall_by_layer(results["results"], manifest["nodes"])
+    scale.node_layers = {uid: _layer(node) for uid, node in manifest["nodes"].items()}
     scale.materialized = {
         uid: str(node.get("config", {}).get("materialized"))
         for uid, node in manifest["nodes"].items()
         if uid in scale.nodes
     }
+    scale.task_cpu = task_cpu_by_group(home / EVENTS)
+
+
+def task_cpu_by_group(events: Path) -> dict[str, float]:
+    """CPU seconds of Spark's task threads per job group, summed over the event logs in
+    ``events`` (floe tags each job with its dbt node; untagged jobs count as ``(none)``).
+    A Python worker's CPU is not a task thread's: it is in the process line instead."""
+    group_of: dict[int, str] = {}  # stage id -> job group
+    cpu: dict[str, float] = {}
+    for log in sorted(events.glob("*")) if events.is_dir() else []:
+        with log.open() as lines:
+            for line in lines:
+                if '"SparkListenerJobStart"' in line:
+                    event = json.loads(line)
+                    group = event.get("Properties", {}).get("spark.jobGroup.id") or "(none)"
+                    for stage in event["Stage IDs"]:
+                        group_of[stage] = group
+                elif '"SparkListenerTaskEnd"' in line:
+                    event = json.loads(line)
+                    group = group_of.get(event["Stage ID"], "(none)")
+                    nanos = (event.get("Task Metrics") or {}).get("Executor CPU Time", 0)
+                    cpu[group] = cpu.get(group, 0.0) + nanos / 1e9
+    return cpu
 
 
 def _layer(node: dict) -> str:
@@ -358,6 +388,7 @@ def run_scale(factor: int) -> Scale:
     """One scale on a fresh lakehouse (kept in ``scale.home`` until the caller drops it)."""
     home = Path(tempfile.mkdtemp(prefix=f"floe-bench-pipeline-{factor}x-"))
     env = _env(home)
+    (home / EVENTS).mkdir()
     scale = Scale(factor, home=home)
     try:
         floe = [str(Path(sys.executable).with_name("floe"))]
@@ -369,7 +400,8 @@ def run_scale(factor: int) -> Scale:
             f"{time.perf_counter() - started:.0f}s ({_load()})",
             flush=True,
         )
-        scale.floe = _run([*floe, "build", "--days", str(DAYS)], env)
+        build_env = dict(env, FLOE_SPARK_EVENT_LOG=str(home / EVENTS))
+        scale.floe = _run([*floe, "build", "--days", str(DAYS)], build_env)
         _floe_figures(scale, home)
         print(f"  {factor} x: floe build {scale.floe.wall:.0f}s ({_load()})", flush=True)
         scale.bound = _run(
@@ -437,6 +469,23 @@ def report(scale: Scale) -> None:
     print("  bound's copy by reader:     " + ", ".join(f"{k} {v:.1f}s" for k, v in copies))
     slowest = sorted(scale.nodes.items(), key=lambda kv: -kv[1])[:5]
     print("  five slowest nodes: " + ", ".join(f"{n.split('.')[-1]} {t:.1f}s" for n, t in slowest))
+    if scale.task_cpu:
+        by_layer: dict[str, float] = {}
+        for group, seconds in scale.task_cpu.items():
+            layer = scale.node_layers.get(group, "dbt's own queries")
+            by_layer[layer] = by_layer.get(layer, 0.0) + seconds
+        layers = sorted(by_layer.items(), key=lambda kv: -kv[1])
+        print(
+            f"  floe's Spark task CPU {sum(by_layer.values()):.0f} core-s by layer: "
+            + ", ".join(f"{k} {v:.1f}" for k, v in layers if v >= 0.05)
+        )
+        costliest = sorted(scale.task_cpu.items(), key=lambda kv: -kv[1])[:5]
+        print(
+            "  five costliest nodes by task CPU: "
+            + ", ".join(
+                f"{g.split('.')[2] if g.count('.') >= 2 else g} {v:.1f}s" for g, v in costliest
+            )
+        )
 
 
 def growth(scales: list[Scale]) -> None:
