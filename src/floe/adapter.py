@@ -94,7 +94,7 @@ from floe.materialize.configs import (
 from floe.materialize.graph import upstream_tables
 from floe.privacy.run_operations import run_operation
 from floe.quality.model_checks import run_checks_for, run_dqdl_for
-from floe.runtime import Settings, add_session_hook, get_spark, session_settings
+from floe.runtime import NoSessionError, Settings, add_session_hook, get_spark, session_settings
 from floe.runtime.catalog import list_namespace, list_namespaces
 from floe.runtime.locking import (
     WriterLockTimeout,
@@ -267,6 +267,12 @@ class FloeConnectionManager(SparkConnectionManager):
             connection.handle = wrapper
         return connection
 
+    def release(self) -> None:
+        try:
+            super().release()
+        finally:
+            untag_spark_jobs()  # the node is done: later jobs of this thread are not its
+
     def cleanup_all(self) -> None:
         try:
             super().cleanup_all()
@@ -371,6 +377,17 @@ def tag_spark_jobs(spark: Any, connection: Connection | None) -> None:
     name = connection.name if connection is not None else None
     if name:
         spark.sparkContext.setJobGroup(name, name)
+
+
+def untag_spark_jobs() -> None:
+    """This thread's jobs carry no dbt node any more (its connection was released)."""
+    if session_settings() is None:
+        return
+    try:
+        spark = get_spark()
+    except NoSessionError:  # stopped meanwhile: no thread of it runs jobs any more
+        return
+    spark.sparkContext._jsc.clearJobGroup()
 
 
 def _require_cluster(spark: Any, settings: Settings) -> None:

@@ -351,6 +351,5 @@ class TestSparkJobsCarryTheirNodeFloe:
         assert models == {"tagged_sql", "tagged_py"}
         assert any(node.startswith("test.") for node in by_node)
         assert all(by_node.values()), {node: len(ids) for node, ids in by_node.items()}
-        # no job is counted for two nodes
-        ids = [i for group in by_node.values() for i in group]
-        assert len(ids) == len(set(ids))
+        # a node's group ends with it: this thread's next jobs are not dbt's
+        assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") is None
