@@ -472,14 +472,18 @@ def report(scale: Scale) -> None:
     if scale.task_cpu:
         by_layer: dict[str, float] = {}
         for group, seconds in scale.task_cpu.items():
-            layer = scale.node_layers.get(group, "dbt's own queries")
+            # no group: after a node released its connection (floe build's own summary
+            # queries); a group that is no node: dbt's own connections (``master``...)
+            outside = "outside any node" if group == "(none)" else "dbt's own queries"
+            layer = scale.node_layers.get(group, outside)
             by_layer[layer] = by_layer.get(layer, 0.0) + seconds
         layers = sorted(by_layer.items(), key=lambda kv: -kv[1])
         print(
             f"  floe's Spark task CPU {sum(by_layer.values()):.0f} core-s by layer: "
             + ", ".join(f"{k} {v:.1f}" for k, v in layers if v >= 0.05)
         )
-        costliest = sorted(scale.task_cpu.items(), key=lambda kv: -kv[1])[:5]
+        nodes = [(g, v) for g, v in scale.task_cpu.items() if g in scale.node_layers]
+        costliest = sorted(nodes, key=lambda kv: -kv[1])[:5]
         print(
             "  five costliest nodes by task CPU: "
             + ", ".join(
