@@ -203,6 +203,44 @@ def test_jvm_encryption_matches_python_for_every_key_size(spark, size):
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize("size", [0, 1, 63, 65, 100])
+def test_jvm_hash_matches_python_for_short_and_long_salts(spark, size):
+    """The JVM hash absorbs the padded salt once (RFC 2104's K ^ ipad, K ^ opad): an
+    empty salt is a zero key, and one longer than SHA-256's block is hashed first."""
+    from floe.privacy.functions import MASKING_CLASS
+    from floe.runtime.jars import jvm_class
+
+    masking = jvm_class(spark, MASKING_CLASS)
+    assert masking is not None, "floe's jar is not in the session (floe dev build-jvm)"
+    salt = bytes((7 * i + 3) % 256 for i in range(size))
+    hasher = masking.hash(bytearray(salt))
+    for value in MASK_VALUES:
+        assert hasher.call(value) == hash_value(value, salt)
+
+
+@pytest.mark.integration
+def test_jvm_keystream_counter_carries_across_bytes(spark):
+    """The JVM function enciphers CTR's counters itself (one ECB cipher, not a re-keyed
+    CTR cipher per value): a counter ending in 0xFFFF must carry into the bytes above,
+    as AES/CTR and `cryptography` increment it. Under KEY this value's SIV tag, bits
+    cleared, ends in ff ff (found by search), and its three blocks cross the carry."""
+    import base64
+
+    from floe.privacy.functions import MASKING_CLASS
+    from floe.runtime.jars import jvm_class
+
+    masking = jvm_class(spark, MASKING_CLASS)
+    assert masking is not None, "floe's jar is not in the session (floe dev build-jvm)"
+    value = "counter carry 008846 over two blocks"
+    expected = encrypt_value(value, KEY)
+    tag = bytearray(base64.urlsafe_b64decode(expected + "=" * (-len(expected) % 4))[:16])
+    tag[8] &= 0x7F
+    tag[12] &= 0x7F
+    assert tag.hex().endswith("ffff") and len(value) > 32
+    assert masking.encrypt(bytearray(KEY)).call(value) == expected
+
+
+@pytest.mark.integration
 def test_encrypted_keys_still_join(spark, lakehouse):
     customers = spark.createDataFrame(
         [(1, "Ava"), (2, "Ben"), (3, "Chloe")], "customer_id int, name string"

@@ -2,11 +2,11 @@ package floe.jvm;
 
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.Base64;
 import javax.crypto.Cipher;
 import javax.crypto.Mac;
-import javax.crypto.spec.IvParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
 import org.apache.spark.sql.api.java.UDF1;
 
@@ -38,10 +38,32 @@ public final class Masking {
 
   static final class Hash implements UDF1<String, String> {
     private final byte[] salt;
-    private transient Mac mac;
+    /** SHA-256 after the key xor ipad, and after the key xor opad (RFC 2104). */
+    private transient MessageDigest inner;
+    private transient MessageDigest outer;
 
     Hash(byte[] salt) {
       this.salt = salt;
+    }
+
+    // HMAC-SHA256 = H((K ^ opad) || H((K ^ ipad) || m)). The two padded keys are one
+    // block each and the same for every value: they are absorbed once, and each value
+    // starts from a copy of those two states, so it costs the compressions of its own
+    // blocks and the outer hash's last block, not the two key blocks again.
+    private void init() throws GeneralSecurityException {
+      byte[] k = new byte[64];
+      byte[] material = salt.length > 64 ? MessageDigest.getInstance("SHA-256").digest(salt) : salt;
+      System.arraycopy(material, 0, k, 0, material.length);
+      byte[] ipad = new byte[64];
+      byte[] opad = new byte[64];
+      for (int i = 0; i < 64; i++) {
+        ipad[i] = (byte) (k[i] ^ 0x36);
+        opad[i] = (byte) (k[i] ^ 0x5c);
+      }
+      inner = MessageDigest.getInstance("SHA-256");
+      inner.update(ipad);
+      outer = MessageDigest.getInstance("SHA-256");
+      outer.update(opad);
     }
 
     @Override
@@ -49,19 +71,26 @@ public final class Masking {
       if (text == null) {
         return null;
       }
-      if (mac == null) {
-        mac = Mac.getInstance("HmacSHA256");
-        // An empty salt is refused by SecretKeySpec; HMAC with an empty key is a
-        // key of zeros (RFC 2104 pads it), which is what Python computes.
-        mac.init(new SecretKeySpec(salt.length == 0 ? new byte[64] : salt, "HmacSHA256"));
+      if (inner == null) {
+        init();
       }
-      byte[] digest = mac.doFinal(text.getBytes(StandardCharsets.UTF_8));
-      char[] out = new char[digest.length * 2];
+      MessageDigest in;
+      MessageDigest out;
+      try {
+        in = (MessageDigest) inner.clone();
+        out = (MessageDigest) outer.clone();
+      } catch (CloneNotSupportedException e) {
+        throw new GeneralSecurityException("SHA-256 digest cannot be copied", e);
+      }
+      in.update(text.getBytes(StandardCharsets.UTF_8));
+      out.update(in.digest());
+      byte[] digest = out.digest();
+      char[] hex = new char[digest.length * 2];
       for (int i = 0; i < digest.length; i++) {
-        out[2 * i] = HEX[(digest[i] >> 4) & 0xF];
-        out[2 * i + 1] = HEX[digest[i] & 0xF];
+        hex[2 * i] = HEX[(digest[i] >> 4) & 0xF];
+        hex[2 * i + 1] = HEX[digest[i] & 0xF];
       }
-      return new String(out);
+      return new String(hex);
     }
 
     @Override
@@ -73,24 +102,36 @@ public final class Masking {
   static final class Encrypt implements UDF1<String, String> {
     private final byte[] key;
     private transient Cipher ecb; // K1: CMAC's block cipher
-    private transient Cipher ctr; // K2: the keystream
-    private transient SecretKeySpec ctrKey;
+    private transient Cipher stream; // K2 in ECB: the CTR keystream, counters enciphered
     private transient byte[] k1;
     private transient byte[] k2;
+    /** dbl(CMAC(zero block)): S2V's start for a plaintext shorter than a block. */
+    private transient byte[] shortStart;
+    /** CMAC(zero block): S2V's start, xored into the end of a longer plaintext. */
+    private transient byte[] longStart;
 
     Encrypt(byte[] key) {
       this.key = key;
     }
 
+    // Everything that depends on the key alone is computed once per function object:
+    // the two ciphers' key schedules, CMAC's subkeys and S2V's constant first block
+    // (CMAC of the zero block; RFC 5297 2.4). Per value only the value's own blocks are
+    // enciphered: its CMAC and its keystream (CTR is the counters enciphered in ECB, so
+    // no cipher is re-keyed per value).
     private void init() throws GeneralSecurityException {
       int half = key.length / 2;
       ecb = Cipher.getInstance("AES/ECB/NoPadding");
       ecb.init(Cipher.ENCRYPT_MODE, new SecretKeySpec(Arrays.copyOfRange(key, 0, half), "AES"));
-      ctrKey = new SecretKeySpec(Arrays.copyOfRange(key, half, key.length), "AES");
-      ctr = Cipher.getInstance("AES/CTR/NoPadding");
+      stream = Cipher.getInstance("AES/ECB/NoPadding");
+      stream.init(
+          Cipher.ENCRYPT_MODE,
+          new SecretKeySpec(Arrays.copyOfRange(key, half, key.length), "AES"));
       byte[] l = ecb.doFinal(new byte[16]);
       k1 = dbl(l);
       k2 = dbl(k1);
+      longStart = cmac(new byte[16]);
+      shortStart = dbl(longStart);
     }
 
     @Override
@@ -103,30 +144,40 @@ public final class Masking {
       }
       byte[] plain = text.getBytes(StandardCharsets.UTF_8);
       // S2V with the plaintext as its only string (RFC 5297 2.4, n = 1).
-      byte[] d = cmac(new byte[16]);
       byte[] t;
       if (plain.length >= 16) {
         t = plain.clone();
         int off = t.length - 16;
         for (int i = 0; i < 16; i++) {
-          t[off + i] ^= d[i];
+          t[off + i] ^= longStart[i];
         }
       } else {
-        t = dbl(d);
+        t = shortStart.clone();
         for (int i = 0; i < plain.length; i++) {
           t[i] ^= plain[i];
         }
         t[plain.length] ^= (byte) 0x80;
       }
       byte[] v = cmac(t);
-      byte[] q = v.clone();
-      q[8] &= 0x7F;
-      q[12] &= 0x7F;
-      ctr.init(Cipher.ENCRYPT_MODE, ctrKey, new IvParameterSpec(q));
-      byte[] c = ctr.doFinal(plain);
-      byte[] token = new byte[16 + c.length];
+      byte[] token = new byte[16 + plain.length];
       System.arraycopy(v, 0, token, 0, 16);
-      System.arraycopy(c, 0, token, 16, c.length);
+      if (plain.length > 0) {
+        // CTR from Q = V with bits 63 and 31 cleared; the counter is the whole
+        // 128-bit block, big-endian, as AES/CTR and `cryptography` increment it.
+        int blocks = (plain.length + 15) / 16;
+        byte[] counters = new byte[blocks * 16];
+        byte[] q = v.clone();
+        q[8] &= 0x7F;
+        q[12] &= 0x7F;
+        for (int b = 0; b < blocks; b++) {
+          System.arraycopy(q, 0, counters, b * 16, 16);
+          increment(q);
+        }
+        byte[] keystream = stream.doFinal(counters);
+        for (int i = 0; i < plain.length; i++) {
+          token[16 + i] = (byte) (plain[i] ^ keystream[i]);
+        }
+      }
       return Base64.getUrlEncoder().withoutPadding().encodeToString(token);
     }
 
@@ -140,33 +191,37 @@ public final class Masking {
         for (int i = 0; i < 16; i++) {
           y[i] = (byte) (x[i] ^ m[b * 16 + i]);
         }
-        x = ecb.doFinal(y);
+        ecb.doFinal(y, 0, 16, x, 0);
       }
-      byte[] last = new byte[16];
       int start = (blocks - 1) * 16;
       int rest = m.length - start;
       if (complete) {
         for (int i = 0; i < 16; i++) {
-          last[i] = (byte) (m[start + i] ^ k1[i]);
+          y[i] = (byte) (x[i] ^ m[start + i] ^ k1[i]);
         }
       } else {
-        for (int i = 0; i < rest; i++) {
-          last[i] = m[start + i];
-        }
-        last[rest] = (byte) 0x80;
         for (int i = 0; i < 16; i++) {
-          last[i] ^= k2[i];
+          byte last = i < rest ? m[start + i] : (i == rest ? (byte) 0x80 : 0);
+          y[i] = (byte) (x[i] ^ last ^ k2[i]);
         }
       }
-      for (int i = 0; i < 16; i++) {
-        y[i] = (byte) (x[i] ^ last[i]);
-      }
-      return ecb.doFinal(y);
+      byte[] out = new byte[16];
+      ecb.doFinal(y, 0, 16, out, 0);
+      return out;
     }
 
     @Override
     public String toString() {
       return "floe_encrypt";
+    }
+  }
+
+  /** The 128-bit big-endian counter block plus one (wrapping), in place. */
+  static void increment(byte[] counter) {
+    for (int i = counter.length - 1; i >= 0; i--) {
+      if (++counter[i] != 0) {
+        return;
+      }
     }
   }
 
