@@ -12,8 +12,8 @@
          stacked (UNION ALL, each tagged with its load);
       2. window functions over each key's events (its current row, then its
          version in each load) tag every event I / U / D / N against the state
-         before it, comparing a hash of the tracked columns that cannot collide
-         by concatenation (sha2 over to_json of a named struct), and give every
+         before it, comparing the tracked columns as one struct, field by
+         field (floe_scd2_tracked: exact, NULL equal to NULL), and give every
          new version its valid_from, valid_to and surrogate key;
       3. ONE Iceberg MERGE closes current rows and inserts the new versions (a
          reader never sees part of a build), or one CREATE TABLE AS when the
