@@ -6,7 +6,6 @@ import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.Base64;
 import javax.crypto.Cipher;
-import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import org.apache.spark.sql.api.java.UDF1;
 

@@ -260,7 +260,7 @@
     value, so exact (no hash to collide) and names, separators and NULLs
     cannot run together as in a concatenation. It was
     sha2(to_json(named_struct(...))): the JSON text and the digest cost about
-    2.4 us of CPU per row, 5 core-seconds of dim_customer's first build at
+    1.75 us of CPU per row, 2-6 core-seconds of dim_customer's first build at
     1000x (docs/decisions/0068-scd2-tracked-columns-compared-as-a-struct.md).
 #}
 {% macro floe_scd2_tracked(alias, tracked) -%}
