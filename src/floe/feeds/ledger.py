@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from floe.feeds.declarations import Feed
 from floe.feeds.files import LandedFile, file_checksum
 from floe.runtime.frames import local_frame
+from floe.runtime.jars import batch_constant
 from floe.runtime.session import create_table_if_missing
 from floe.runtime.statements import sql_retrying
 
@@ -141,9 +142,8 @@ def next_load_seq(spark: SparkSession) -> int:
 
 def with_load_seq(rows: DataFrame, seq: int | None) -> DataFrame:
     """``rows`` with the batch's ``_load_seq`` column (NULL for the empty shape)."""
-    from pyspark.sql import functions as F
 
-    return rows.withColumn(LOAD_SEQ, F.lit(seq).cast("bigint"))
+    return rows.withColumn(LOAD_SEQ, batch_constant(rows.sparkSession, seq))
 
 
 # Catalogs (by URI) whose ledger tables this process has made sure of: every raw model

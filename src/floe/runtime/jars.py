@@ -157,3 +157,45 @@ def register_jvm_udf(spark: Any, name: str, udf: Any, return_type: str) -> None:
     assert jvm is not None  # the udf came from a class found through it
     data_type = getattr(jvm.org.apache.spark.sql.types.DataTypes, return_type)
     spark._jsparkSession.udf().register(name, udf, data_type)
+
+
+CONSTANT_CLASS = "floe.jvm.Constant"
+_UTC_ZONES = ("UTC", "Etc/UTC", "GMT", "Z", "+00:00")
+
+
+def batch_constant(spark: Any, value: int | None) -> Any:
+    """``lit(value)`` as a ``bigint`` Column that Spark does not write into generated code.
+
+    A literal ``bigint`` or ``timestamp`` is written into the Java source of the stage
+    that evaluates it, and Spark reuses a compiled stage only for identical source: a
+    per-batch value (a load sequence, an ingest time) made every batch of a feed compile
+    its copy stage again. The value comes from a function object of floe's jar instead
+    (``floe.jvm.Constant``), which the generated code references. Without the jar (or
+    for NULL) it is the plain literal.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.column import Column, _to_seq
+
+    constant = jvm_class(spark, CONSTANT_CLASS)
+    if value is None or constant is None:
+        return F.lit(value).cast("bigint")
+    udf = constant.udf(str(int(value)))
+    return Column(udf.apply(_to_seq(spark.sparkContext, [])))
+
+
+def batch_timestamp(spark: Any, text: str | None) -> Any:
+    """``cast(text as timestamp)`` for a per-batch time (``YYYY-MM-DD HH:MM:SS[.ffffff]``),
+    kept out of generated code as :func:`batch_constant` is. The text is read in the
+    session's time zone, as the cast reads it; a zone other than UTC keeps the cast."""
+    from datetime import UTC, datetime
+
+    from pyspark.sql import functions as F
+
+    if text is None or spark.conf.get("spark.sql.session.timeZone") not in _UTC_ZONES:
+        return F.lit(text).cast("timestamp")
+    try:
+        moment = datetime.fromisoformat(text).replace(tzinfo=UTC)
+    except ValueError:  # a shape Python does not read: Spark's cast decides
+        return F.lit(text).cast("timestamp")
+    micros = (moment - datetime(1970, 1, 1, tzinfo=UTC)) // datetime.resolution
+    return F.timestamp_micros(batch_constant(spark, micros))

@@ -32,6 +32,7 @@ from floe.feeds.files import (
 )
 from floe.feeds.kinds.base import Batch, IngestContext, require_columns, spark_schema
 from floe.feeds.ledger import FileCounts
+from floe.runtime.jars import batch_timestamp
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -178,7 +179,7 @@ def read(spark: SparkSession, feed: Feed, files: Sequence[LandedFile], ctx: Inge
         "_source_file",
         "_load_kind",
         "_load_date",
-        F.lit(ctx.ingested_at).cast("timestamp").alias("_ingested_at"),
+        batch_timestamp(df.sparkSession, ctx.ingested_at).alias("_ingested_at"),
     )
     return Batch(rows=rows, counts=counts)
 

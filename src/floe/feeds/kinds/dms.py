@@ -33,6 +33,7 @@ from floe.feeds.files import (
 )
 from floe.feeds.kinds.base import Batch, IngestContext, spark_schema
 from floe.feeds.ledger import FileCounts
+from floe.runtime.jars import batch_timestamp
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -131,7 +132,7 @@ def read(spark: SparkSession, feed: Feed, files: Sequence[LandedFile], ctx: Inge
         "_file_load_date"
     )
     counts = _validate(df, op, ts)
-    rows = df.withColumn("_ingested_at", F.lit(ctx.ingested_at).cast("timestamp"))
+    rows = df.withColumn("_ingested_at", batch_timestamp(df.sparkSession, ctx.ingested_at))
     return Batch(rows=rows, counts=counts)
 
 

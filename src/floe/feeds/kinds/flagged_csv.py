@@ -26,6 +26,7 @@ from floe.feeds.declarations import Feed, FeedError
 from floe.feeds.files import LandedFile, landed_file, list_files
 from floe.feeds.kinds.base import Batch, IngestContext, require_columns, spark_schema
 from floe.feeds.ledger import FileCounts
+from floe.runtime.jars import batch_timestamp
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -140,14 +141,13 @@ def empty(spark: SparkSession, feed: Feed, ctx: IngestContext) -> DataFrame:
 
 
 def read(spark: SparkSession, feed: Feed, files: Sequence[LandedFile], ctx: IngestContext) -> Batch:
-    from pyspark.sql import functions as F
 
     per_file = {f.key: parse_file(feed, f) for f in files}
     rows = [row for f in files for row in per_file[f.key]]
     df = spark.createDataFrame(rows, spark_schema(_output_columns(feed)))
     counts = {key: FileCounts(len(r), len(r)) for key, r in per_file.items()}
     return Batch(
-        rows=df.withColumn("_ingested_at", F.lit(ctx.ingested_at).cast("timestamp")), counts=counts
+        rows=df.withColumn("_ingested_at", batch_timestamp(spark, ctx.ingested_at)), counts=counts
     )
 
 

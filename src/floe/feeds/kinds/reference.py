@@ -30,6 +30,7 @@ from floe.feeds.files import (
 )
 from floe.feeds.kinds.base import Batch, IngestContext, require_columns, spark_schema
 from floe.feeds.ledger import FileCounts
+from floe.runtime.jars import batch_timestamp
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -100,7 +101,7 @@ def read(spark: SparkSession, feed: Feed, files: Sequence[LandedFile], ctx: Inge
         *[name for name, _ in columns],
         "_source_file",
         load_date.alias("_load_date"),
-        F.lit(ctx.ingested_at).cast("timestamp").alias("_ingested_at"),
+        batch_timestamp(df.sparkSession, ctx.ingested_at).alias("_ingested_at"),
     )
     try:
         stats = rows.groupBy("_source_file").agg(F.count(F.lit(1)).alias("n")).collect()

@@ -56,6 +56,7 @@ from floe.feeds.kinds.stream_dedup import mark_duplicates
 from floe.feeds.ledger import FileCounts
 from floe.registry.backends import DEFAULT_REGISTRY, RegistryRef, UnknownSchemaError
 from floe.registry.sync import latest_definition, schemas_dir, sync_local_registry
+from floe.runtime.jars import batch_timestamp
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -188,7 +189,7 @@ def split(decoded: DataFrame, feed: Feed, ingested_at: str) -> tuple[DataFrame, 
     """(raw rows, quarantine rows) of a decoded DataFrame, stamped with one batch time."""
     from pyspark.sql import functions as F
 
-    stamp = F.lit(ingested_at).cast("timestamp").alias("_ingested_at")
+    stamp = batch_timestamp(decoded.sparkSession, ingested_at).alias("_ingested_at")
     good = decoded.where(F.col("error_code").isNull()).select("record.*", *RAW_META, stamp)
     bad = decoded.where(F.col("error_code").isNotNull()).select(
         F.lit(feed.name).alias("feed"),
