@@ -20,14 +20,17 @@ these_loads as (
         on p.load_date = l.load_date
 ),
 
+-- these_loads is a few rows, but Spark cannot tell (it aggregates the staged
+-- tables): without the hint it shuffles every staged row by load_date, and a full
+-- extract's rows all share one date, so one task sorted them all.
 touched as (
-    select
+    select /*+ broadcast(l) */
         m.customer_id,
         l._scd2_load
     from {{ ref('stg_customers__master') }} as m
     inner join these_loads as l on m.load_date = l.load_date
     union
-    select
+    select /*+ broadcast(l) */
         a.customer_id,
         l._scd2_load
     from {{ ref('stg_customers__address') }} as a
