@@ -44,6 +44,9 @@ def test_values_are_the_literals_values(spark, jar) -> None:
     assert rows == _stamped(spark, 41, at, plain=True).collect()
     # a whole-second time, and the epoch's own
     assert _stamped(spark, 0, "1970-01-01 00:00:00").first()["_ingested_at"] == datetime(1970, 1, 1)
+    # text with its own offset is that instant, as the cast reads it
+    offset = "2026-11-29T12:00:00+02:00"
+    assert _stamped(spark, 1, offset).collect() == _stamped(spark, 1, offset, plain=True).collect()
 
 
 def test_two_batches_generate_the_same_code(spark, jar) -> None:

@@ -194,8 +194,10 @@ def batch_timestamp(spark: Any, text: str | None) -> Any:
     if text is None or spark.conf.get("spark.sql.session.timeZone") not in _UTC_ZONES:
         return F.lit(text).cast("timestamp")
     try:
-        moment = datetime.fromisoformat(text).replace(tzinfo=UTC)
+        moment = datetime.fromisoformat(text)
     except ValueError:  # a shape Python does not read: Spark's cast decides
         return F.lit(text).cast("timestamp")
+    if moment.tzinfo is None:  # read in the session's zone, UTC here
+        moment = moment.replace(tzinfo=UTC)
     micros = (moment - datetime(1970, 1, 1, tzinfo=UTC)) // datetime.resolution
     return F.timestamp_micros(batch_constant(spark, micros))
