@@ -26,6 +26,7 @@ start work began from, exported with `git archive` and run by dbt's own CLI with
 first on `PYTHONPATH`; `FLOE_BENCH_DEVLOOP_BASE=` skips it): cold / base is the issue's
 "cold vs today's cold" ratio. `FLOE_BENCH_DEVLOOP_COMMANDS=run,show` limits
 the commands (by their dbt subcommand); `FLOE_BENCH_DEVLOOP_PHASES=cold,warm,entry`.
+`FLOE_JVM_GC` and `FLOE_JVM_JIT` reach floe's processes (no other FLOE_ setting does).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench import jvm_knobs
 
 ROOT = Path(__file__).resolve().parents[1]
 # floe's commit before the cold-start work (the edit-run issue's "today's cold").
@@ -188,6 +191,7 @@ def main() -> None:
             "FLOE_HOME": str(work / "floe_home"),
             "DBT_PROFILES_DIR": str(ROOT / "profiles"),
             "FLOE_DRIVER_MEMORY": os.environ.get("FLOE_DRIVER_MEMORY", "2g"),
+            **jvm_knobs(),
         }
         print(f"building both projects ({ROWS:,} rows) ... {_load()}", flush=True)
         _timed([str(duck_dbt), "build"], duck_project, duck_env)

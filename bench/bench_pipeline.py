@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from bench import jvm_knobs
 from bench.bench_decode import process_threads, stat_cpu, sum_by_kind, thread_kind
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -246,7 +247,7 @@ def bound_main(home: Path) -> None:
     started = time.perf_counter()
     from floe.runtime import Settings, get_spark
 
-    settings = Settings.from_env({"FLOE_HOME": str(home)})
+    settings = Settings.from_env({"FLOE_HOME": str(home), **jvm_knobs()})
     spark = get_spark(settings)
     spark_start = time.perf_counter() - started
     work_started = time.perf_counter()

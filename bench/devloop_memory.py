@@ -5,7 +5,7 @@ project in a scratch FLOE_HOME, sends it COMMANDS consecutive dbt commands throu
 client protocol (alternately `dbt run -s one_view`, `dbt show -s one_table --limit 5`
 and `dbt build -s one_table_with_2_tests`; no dbt client process, so only the server
 is measured), and prints the resident memory of the server's Python process and of its
-JVM after 0, 100, 200 ... commands.
+JVM after 0, 100, 200 ... commands. `FLOE_JVM_GC` and `FLOE_JVM_JIT` reach the server.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import jvm_knobs
 from bench.bench_devloop import ROOT, _project
 
 STEPS = [
@@ -67,6 +68,7 @@ def main(commands: int = 500) -> None:
         DBT_SEND_ANONYMOUS_USAGE_STATS="false",
         FLOE_DRIVER_MEMORY=os.environ.get("FLOE_DRIVER_MEMORY", "2g"),
     )
+    env.update(jvm_knobs())  # so their memory can be compared (ADR 0070)
     settings = Settings.from_env(env)
     saved = dict(os.environ)
     os.environ.update(env)
@@ -83,7 +85,8 @@ def main(commands: int = 500) -> None:
             raise RuntimeError(f"the first build failed:\n{sink.getvalue()[-2000:]}")
         jvm = jvm_of(pid)
         started = time.perf_counter()
-        print(f"server pid {pid}, JVM pid {jvm}; log {log}", flush=True)
+        print(f"server pid {pid}, JVM pid {jvm} ({settings.jvm_gc} collector); log {log}",
+              flush=True)  # fmt: skip
         print(f"{'commands':>8s} {'python MiB':>11s} {'JVM MiB':>9s} {'elapsed s':>10s}")
         for done in range(commands + 1):
             if done % 100 == 0 or done in (1, 10):

@@ -90,6 +90,9 @@ JIT_OPTIONS = {
     "hotspot": "",
 }
 
+# The driver JVM's collector (docs/decisions/0070-parallel-collector.md).
+GC_OPTIONS = {"parallel": "-XX:+UseParallelGC", "g1": "-XX:+UseG1GC"}
+
 
 def java_options(archive: Path | None) -> str:
     """The driver's JVM options for ``archive`` ("" if there is none to use)."""
@@ -134,6 +137,8 @@ def spark_conf(settings: Settings) -> dict[str, str]:
             + java_options(s.spark_cds)
             + " "
             + JIT_OPTIONS[s.jvm_jit]
+            + " "
+            + GC_OPTIONS[s.jvm_gc]
         ).strip(),
         "spark.sql.extensions": (
             "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"

@@ -49,6 +49,9 @@ DECODE_ENGINES = ("auto", "python", "jvm")
 # counts, so a build's many short-lived paths stay in C1) or "hotspot" (the JVM's own
 # thresholds). docs/decisions/0060-late-c2-jit.md.
 JIT_MODES = ("late-c2", "hotspot")
+# The driver JVM's garbage collector: "parallel" (throughput; short pauses do not matter
+# to a batch of Spark tasks) or "g1" (HotSpot's default). docs/decisions/0070.
+GC_MODES = ("parallel", "g1")
 
 
 def sqlite_file(catalog_uri: str) -> Path | None:
@@ -223,6 +226,8 @@ class Settings:
     decode_engine: str = "auto"
     # The driver JVM's JIT thresholds (JIT_MODES; local sessions' executors share them).
     jvm_jit: str = "late-c2"
+    # The driver JVM's garbage collector (GC_MODES; local sessions' executors share it).
+    jvm_gc: str = "parallel"
     # -- privacy (docs/privacy.md): the salt of irreversible hashes and the key of
     # deterministic encryption; secrets, so kept out of repr
     privacy_salt: str | None = field(default=None, repr=False)
@@ -296,6 +301,7 @@ class Settings:
             decode_split_bytes=_positive_int(env, "FLOE_DECODE_SPLIT_BYTES", DEFAULT_SPLIT_BYTES),
             decode_engine=_choice(env, "FLOE_DECODE_ENGINE", "auto", DECODE_ENGINES),
             jvm_jit=_choice(env, "FLOE_JVM_JIT", "late-c2", JIT_MODES),
+            jvm_gc=_choice(env, "FLOE_JVM_GC", "parallel", GC_MODES),
             privacy_salt=env.get("FLOE_PRIVACY_SALT") or None,
             privacy_key=env.get("FLOE_PRIVACY_KEY") or None,
         )
