@@ -12,9 +12,12 @@ Baselines, all on the same Iceberg table (written once into a temporary lakehous
 - `20 queries`: each check's metric computed by its own aggregation.
 
 The one pass, the same with its passes in turn (``concurrent=False``, what floe ran
-before docs/decisions/0053-checks-passes-run-concurrently.md), the full scan and the 20
+before docs/decisions/0053-checks-passes-run-concurrently.md), the same with the
+sketches as their own groupBys (``ride=False``, what floe ran before
+docs/decisions/0071-sketches-ride-on-the-scan.md), the full scan and the 20
 queries are timed in turns (a b c a b c ...), then
 the parts of the one pass each alone, in turns again: the scan aggregation, the same
+with the sketches riding on it, the same
 without its regular expressions (pattern_match, data_type), the sketches (one
 code-generated groupBy per column) and each sketch alone, beside Spark's own sketch
 functions (`approx_count_distinct`, `percentile_approx`) in one aggregation, which is
@@ -234,6 +237,7 @@ def main() -> None:
         _run_sketches,
         compute_metrics,
         plan,
+        riders,
         scan_frame,
     )
     from floe.quality.checks import parse_checks
@@ -294,6 +298,7 @@ def main() -> None:
             "full": full_scan,
             "one_pass": lambda: compute_metrics(table, analyzers),
             "in_turn": lambda: compute_metrics(table, analyzers, concurrent=False),
+            "grouped": lambda: compute_metrics(table, analyzers, ride=False),
             "separate": lambda: [compute_metrics(table, [a]) for a in analyzers],
         }
     )
@@ -303,6 +308,9 @@ def main() -> None:
             "count": count_scan,
             "full": full_scan,
             "scan": aggregation(the_plan.scan),
+            "riding": lambda: scan_frame(
+                spark.table(TABLE), the_plan.scan, riders(spark, the_plan.sketch)
+            )[0].collect(),
             "regex_free": aggregation(regex_free),
             "sketch": lambda: _run_sketches(spark.table(TABLE), the_plan.sketch),
             **{
@@ -334,7 +342,11 @@ def main() -> None:
     print(f"full scan of the 8 columns      {full:8.2f}s  (sum of a hash of the 8 columns)")
     print(
         f"floe one pass, 20 checks        {one_pass:8.2f}s  "
-        f"(scan agg + sketch groupBys; {jobs_one_pass} Spark jobs)"
+        f"(scan agg with the sketches riding on it; {jobs_one_pass} Spark jobs)"
+    )
+    print(
+        f"  sketches as their groupBys    {t['grouped']:8.2f}s  "
+        f"(ride=False: before; riding / grouped {one_pass / t['grouped']:.2f}x)"
     )
     print(
         f"  its passes in turn            {t['in_turn']:8.2f}s  "
@@ -353,7 +365,11 @@ def main() -> None:
         "(the regular expressions cost the difference)"
     )
     print(
-        f"  sketches                      {parts['sketch']:8.2f}s  "
+        f"  the same with the sketches riding {parts['riding']:6.2f}s  "
+        "(their accumulators filled by the aggregation's read)"
+    )
+    print(
+        f"  sketches as groupBys          {parts['sketch']:8.2f}s  "
         f"({', '.join(a.name for a in the_plan.sketch)}: a groupBy of each one's column)"
     )
     for a in the_plan.sketch:
@@ -380,7 +396,8 @@ def main() -> None:
         "separate queries' per-query overhead, not floe's pass)"
     )
     print(f"ratio verify / full 8-column scan   {parts['verify'] / parts['full']:6.2f}x")
-    print(f"ratio passes in turn / full scan    {t['in_turn'] / full:6.2f}x  (before)")
+    print(f"ratio passes in turn / full scan    {t['in_turn'] / full:6.2f}x  (before 0053)")
+    print(f"ratio sketches as groupBys / full   {t['grouped'] / full:6.2f}x  (before 0071)")
     print(_load())
     if failed:
         print("unexpected failed checks:", *failed, sep="\n  ")

@@ -155,3 +155,150 @@ def test_quantile_of_nothing_is_none_and_filters_apply(spark):
     assert got[0].value == 3.0
     got = compute_metrics(df, [ApproxQuantile(("x",), quantile=0.5, where="g = 'a'")])
     assert got[0].value == 1.0  # rank ceil(0.5 * 2) = 1 of (1, 3)
+
+
+# --- Sketches riding on the scan aggregation (docs/decisions/0071-sketches-ride-on-the-scan.md)
+
+
+def _boundary_values():
+    """Values on and one ulp around bucket boundaries (exp(b / 1024)), both signs, and the
+    hostile ones: zeros of both signs, infinities, NaN, subnormals, the largest double."""
+    out = []
+    for b in (-700_000, -5000, -1, 0, 1, 7, 1023, 1024, 2048, 7071, 500_000, 726_000):
+        edge = math.exp(b / 1024)
+        for v in (math.nextafter(edge, 0.0), edge, math.nextafter(edge, math.inf)):
+            out += [v, -v]
+    return [*out, 0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, -5e-324, 1.7976931348623157e308]
+
+
+def _same_rows(rows):
+    """Rows comparable across paths: NaN as a string (NaN != NaN), -0.0 as 0.0."""
+
+    def norm(x):
+        return "nan" if isinstance(x, float) and math.isnan(x) else (x + 0.0 if x == 0 else x)
+
+    return sorted((tuple(norm(x) for x in row) for row in rows), key=repr)
+
+
+def _ride(df, sketch):
+    """The sketch filled by a scan aggregation: (rows, the aggregation's count of its rows)."""
+    rider = A.riders(df.sparkSession, [_analyzer_of(sketch)])[0]
+    frame, _ = A.scan_frame(df, [], [rider])
+    counted = frame.collect()[0][0]
+    assert not rider.accumulator.driverEvaluated()
+    assert int(rider.accumulator.count()) == counted
+    return A._rider_rows(rider), counted
+
+
+def _analyzer_of(sketch):
+    if sketch.kind == "registers":
+        return ApproxCountDistinct((sketch.column,), where=sketch.where)
+    return ApproxQuantile((sketch.column,), where=sketch.where)
+
+
+def test_riding_sketches_fill_exactly_the_groupbys_rows(spark):
+    """The accumulator's registers and histogram buckets (count, least, greatest) are the
+    groupBy's, row for row, over hostile doubles, integers, strings and a filter."""
+    assert A.can_ride(spark), "floe's jar (make setup builds it) is not in the session"
+    rnd = random.Random(5)
+    values = _boundary_values() + [rnd.uniform(-1e6, 1e6) for _ in range(5000)]
+    values += [rnd.paretovariate(0.5) for _ in range(3000)] + [None] * 40
+    rows = [(v, i, f"s{i % 977}", i % 3) for i, v in enumerate(values)]
+    df = spark.createDataFrame(rows, "x double, n bigint, s string, g int").repartition(3)
+    sketches = [
+        A.Sketch("histogram", "x", None),
+        A.Sketch("histogram", "x", "g = 1"),
+        A.Sketch("histogram", "n", None),
+        A.Sketch("registers", "x", None),
+        A.Sketch("registers", "n", "g <> 2"),
+        A.Sketch("registers", "s", None),
+    ]
+    for sketch in sketches:
+        ridden, counted = _ride(df, sketch)
+        grouped = [tuple(r) for r in A._sketch_frame(df, sketch).collect()]
+        assert _same_rows(ridden) == _same_rows(grouped), sketch
+        assert counted == df.where(A._keep(df, sketch)).count(), sketch
+
+
+def test_riding_and_grouped_checks_give_the_same_metrics(spark):
+    rnd = random.Random(9)
+    rows = [(rnd.gauss(50, 20), rnd.randint(0, 400), rnd.choice("ab")) for _ in range(20000)]
+    df = spark.createDataFrame([*rows, (None, None, "a")], "x double, k int, g string")
+    analyzers = [
+        A.Size(),
+        ApproxQuantile(("x",), quantile=0.1),
+        ApproxQuantile(("x",), quantile=0.9, where="g = 'a'"),
+        ApproxCountDistinct(("k",)),
+        ApproxCountDistinct(("x",), where="g = 'b'"),
+    ]
+    ridden = compute_metrics(df, analyzers)
+    grouped = compute_metrics(df, analyzers, ride=False)
+    assert [m.value for m in ridden] == [m.value for m in grouped]
+    assert ridden[3].value == _spark_distinct(df, "k")
+
+
+def test_a_sketch_computed_again_counts_each_partition_once(spark):
+    """A partition computed twice (a retried task, a stage run again) replaces its state:
+    the same plan collected twice leaves the rows and the count of one run."""
+    df = spark.range(30000).selectExpr("cast(id % 7001 as double) / 7 as x").repartition(4)
+    rider = A.riders(spark, [ApproxQuantile(("x",))])[0]
+    frame, _ = A.scan_frame(df, [], [rider])
+    first = frame.collect()[0][0]
+    once = A._rider_rows(rider)
+    assert frame.collect()[0][0] == first == int(rider.accumulator.count()) == 30000
+    assert A._rider_rows(rider) == once
+
+
+def test_a_sketch_that_does_not_reconcile_runs_its_groupby(spark, monkeypatch, caplog):
+    """An accumulator whose count differs from the aggregation's is not trusted: the
+    sketches run as their groupBys, with the same values, and the log says why."""
+    df = spark.range(5000).selectExpr("id % 613 as k", "id / 10.0d as x")
+    analyzers = [ApproxCountDistinct(("k",)), ApproxQuantile(("x",), quantile=0.5)]
+    expected = [m.value for m in compute_metrics(df, analyzers, ride=False)]
+    real = A.riders
+
+    class Miscounted:
+        def __init__(self, accumulator):
+            self._accumulator = accumulator
+
+        def __getattr__(self, name):
+            return getattr(self._accumulator, name)
+
+        def count(self):
+            return self._accumulator.count() * 2
+
+    def miscounting(spark, analyzers):
+        return [A.Rider(r.sketch, Miscounted(r.accumulator)) for r in real(spark, analyzers)]
+
+    monkeypatch.setattr(A, "riders", miscounting)
+    grouped = []
+    original = A._run_sketches
+    monkeypatch.setattr(A, "_run_sketches", lambda *a: grouped.append(1) or original(*a))
+    with caplog.at_level("INFO", logger=A.__name__):
+        got = [m.value for m in compute_metrics(df, analyzers)]
+    assert got == expected
+    assert grouped == [1]
+    assert "running its groupBy" in caplog.text
+
+
+def test_sketches_ride_without_a_pass_of_their_own(spark):
+    """With the jar, the scan analyzers and the sketches are one aggregation: fewer Spark
+    jobs than the scan plus the sketches' union of groupBys."""
+    df = spark.range(20000).selectExpr("id", "id % 97 as k", "id / 3.0d as x")
+    analyzers = [A.Size(), A.Maximum(("x",)), ApproxCountDistinct(("k",)), ApproxQuantile(("x",))]
+    tracker = spark.sparkContext.statusTracker()
+
+    def jobs(**kwargs):
+        group = f"ride-{len(kwargs)}-{random.random()}"
+        spark.sparkContext.setJobGroup(group, "test")
+        try:
+            values = [m.value for m in compute_metrics(df, analyzers, concurrent=False, **kwargs)]
+        finally:
+            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+        spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
+        return values, len(tracker.getJobIdsForGroup(group))
+
+    ridden, ride_jobs = jobs()
+    grouped, group_jobs = jobs(ride=False)
+    assert ridden == grouped
+    assert ride_jobs < group_jobs

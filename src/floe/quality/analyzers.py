@@ -6,17 +6,22 @@ contributes aggregate `Column`s to a single `df.agg(...)`, which Spark compiles 
 code-generated loop fused with the columnar scan. The two *sketch* analyzers
 (approx_count_distinct, approx_quantile) are not written with Spark's own sketch
 functions: those are imperative aggregates, slow per value, and one of them in an
-aggregation switches whole-stage code generation off for every aggregate in it. Each is
-a code-generated `groupBy` instead, over its column only, shared by every sketch
-analyzer of that column and filter; a table's sketches run as one query, a union of
-their groupBys (docs/decisions/0017-dq-one-scan-cost.md):
+aggregation switches whole-stage code generation off for every aggregate in it. With
+floe's jar in the session a sketch rides on the scan aggregation: a function the
+aggregation calls on every row fills the sketch's accumulator (floe.jvm.SketchAccumulator)
+in primitive arrays, so it costs neither a second read nor a shuffle, and the state it
+fills is the groupBy's below, row for row; its count is reconciled with one the
+aggregation computes (docs/decisions/0071-sketches-ride-on-the-scan.md). Without the jar
+(or `ride=False`) each is a code-generated `groupBy`, over its column only, shared by
+every sketch analyzer of that column and filter; a table's sketches run as one query, a
+union of their groupBys (docs/decisions/0017-dq-one-scan-cost.md):
 
 - approx_count_distinct: the HyperLogLog++ registers of Spark's `approx_count_distinct`
   (same hash, same register index and rank), as a minimum per register; the estimate
   comes from Spark's own HyperLogLog++ code on the driver, so the value is Spark's,
-  to the unit. More than `MAX_REGISTER_GROUPBYS` such columns (a profile) are counted
-  by Spark's function in one aggregation instead: a groupBy each would cost a shuffle
-  each;
+  to the unit. As groupBys, more than `MAX_REGISTER_GROUPBYS` such columns (a profile)
+  are counted by Spark's function in one aggregation instead: a groupBy each would cost
+  a shuffle each (riding, each column's registers cost one function call per row);
 - approx_quantile: a histogram of the values over logarithmic buckets (a relative width
   of 1/1024), with each bucket's count, least and greatest value. The bucket that holds
   the quantile's rank gives the answer with a certificate: when its values are all equal
@@ -47,6 +52,7 @@ Semantics (documented because checks are written against them):
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import threading
@@ -58,6 +64,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
+
+_log = logging.getLogger(__name__)
 
 # Value kinds of `data_type`, in Deequ's order of inference precedence.
 DATA_TYPE_KINDS = ("integral", "fractional", "boolean", "string")
@@ -583,24 +591,34 @@ class Sketch:
     where: str | None
 
 
+def _sketch_input(df: DataFrame, sketch: Sketch) -> Column:
+    """What a sketch reads of each row: for registers, the 64-bit hash of the value as
+    Spark's HyperLogLog++ takes it (floating values normalized: -0.0 as 0.0, every NaN
+    as one); for a histogram, the value as a double."""
+    from pyspark.sql import functions as F
+
+    value = df[sketch.column]
+    if sketch.kind == "registers":
+        return F.xxhash64(_normalized(value, df.schema[sketch.column].dataType))
+    return value.cast("double")
+
+
 def _sketch_frame(df: DataFrame, sketch: Sketch) -> DataFrame:
     """The sketch's groupBy: code-generated, over its column alone."""
     from pyspark.sql import functions as F
 
-    value = df[sketch.column]
     rows = df.where(_keep(df, sketch))
     if sketch.kind == "registers":
         # Spark's HyperLogLog++ update (HyperLogLogPlusPlusHelper.update): hash x =
-        # xxhash64(v) (floating values normalized: -0.0 as 0.0, every NaN as one),
-        # register x >>> (64 - p), rank nlz((x << p) | 2^(p-1)) + 1. The rank is
-        # monotone decreasing in w = ((x << p) | 2^(p-1)) >>> 1, a non-negative long,
-        # so the register's maximum rank is the rank of its minimum w, computed on the
-        # driver: nlz(w >>> 1) = nlz(w) + 1.
-        hashed = F.xxhash64(_normalized(value, df.schema[sketch.column].dataType))
+        # xxhash64(v), register x >>> (64 - p), rank nlz((x << p) | 2^(p-1)) + 1. The
+        # rank is monotone decreasing in w = ((x << p) | 2^(p-1)) >>> 1, a non-negative
+        # long, so the register's maximum rank is the rank of its minimum w, computed on
+        # the driver: nlz(w >>> 1) = nlz(w) + 1.
+        hashed = _sketch_input(df, sketch)
         w = F.shiftrightunsigned(F.shiftleft(hashed, HLL_P).bitwiseOR(F.lit(1 << (HLL_P - 1))), 1)
         register = F.shiftrightunsigned(hashed, 64 - HLL_P).cast("int")
         return rows.select(register.alias("r"), w.alias("w")).groupBy("r").agg(F.min("w"))
-    v = value.cast("double")
+    v = _sketch_input(df, sketch)
     k = F.lit(BUCKETS_PER_LN)
     bucket = (
         F.when(F.isnan(v), F.lit(_LONG_MAX))  # NaN sorts last, as percentile_approx has it
@@ -753,10 +771,80 @@ def _run_sketches(df: DataFrame, analyzers: Sequence[Analyzer]) -> dict[tuple, f
         for s, k, a, lo, hi in reduce(lambda x, y: x.unionAll(y), branches).collect():
             histogram = sketches[s].kind == "histogram"
             results[sketches[s]].rows.append((k, a, lo, hi) if histogram else (k, a))
-    out: dict[tuple, float | None] = {}
-    for sketch, group in by_sketch.items():
-        out.update({a.key(): a.from_sketch(results[sketch]) for a in group})
+    return _sketch_values(analyzers, results)
+
+
+def _sketch_values(
+    analyzers: Sequence[Analyzer], results: dict[Sketch, SketchResult]
+) -> dict[tuple, float | None]:
+    return {a.key(): a.from_sketch(results[a.sketch()]) for a in analyzers}
+
+
+# --- Sketches riding on the scan aggregation (docs/decisions/0071-sketches-ride-on-the-scan.md).
+
+# floe's jar: an accumulator per sketch, filled by a function the scan aggregation calls
+# on every row, so the sketches need neither a second read nor a groupBy.
+SKETCH_ACCUMULATOR_CLASS = "floe.jvm.SketchAccumulator"
+
+
+@dataclass
+class Rider:
+    """A sketch filled by the scan aggregation's read: its JVM accumulator."""
+
+    sketch: Sketch
+    accumulator: Any
+
+
+def can_ride(spark: SparkSession) -> bool:
+    """Whether the session's JVM has floe's sketch accumulator (``floe dev build-jvm``)."""
+    from floe.runtime.jars import jvm_class
+
+    return jvm_class(spark, SKETCH_ACCUMULATOR_CLASS) is not None
+
+
+def riders(spark: SparkSession, analyzers: Sequence[Analyzer]) -> list[Rider]:
+    """A fresh accumulator, registered with the session's context, per sketch of `analyzers`."""
+    from floe.runtime.jars import jvm_class
+
+    cls = jvm_class(spark, SKETCH_ACCUMULATOR_CLASS)
+    assert cls is not None  # callers ask can_ride first
+    jspark = spark._jsparkSession
+    out = []
+    for sketch in dict.fromkeys(a.sketch() for a in analyzers):
+        if sketch.kind == "registers":
+            accumulator = cls.registers(jspark, HLL_P)
+        else:
+            accumulator = cls.histogram(jspark, BUCKETS_PER_LN, str(_BUCKET_OFFSET))
+        out.append(Rider(sketch, accumulator))
     return out
+
+
+def _rider_columns(df: DataFrame, rider: Rider) -> list[Column]:
+    """The rider's two aggregates: the count of rows it reads (reconciled with the
+    accumulator's), and the function that fills it (always NULL)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.column import Column as PyColumn
+    from pyspark.sql.column import _to_java_column, _to_seq
+
+    keep = _keep(df, rider.sketch)
+    value = F.when(keep, _sketch_input(df, rider.sketch))
+    filled = PyColumn(
+        rider.accumulator.udf().apply(
+            _to_seq(df.sparkSession.sparkContext, [value], _to_java_column)
+        )
+    )
+    return [F.count(F.when(keep, F.lit(1))), F.max(filled)]
+
+
+def _rider_rows(rider: Rider) -> list[tuple]:
+    """The accumulator's merged state as the sketch's groupBy rows."""
+    import base64
+    import struct
+
+    data = base64.b64decode(rider.accumulator.encoded())
+    if rider.sketch.kind == "registers":
+        return list(struct.iter_unpack(">iq", data))
+    return list(struct.iter_unpack(">qqdd", data))
 
 
 @dataclass
@@ -813,6 +901,7 @@ def compute_metrics(
     *,
     cache: bool = False,
     concurrent: bool = True,
+    ride: bool = True,
 ) -> list[Metric]:
     """All metrics of `analyzers` on `df`: one aggregation for the scan analyzers, one
     query for the sketches (a groupBy per sketch column and filter), one groupBy per
@@ -826,19 +915,25 @@ def compute_metrics(
     pass's tasks fill the cores another leaves idle (its last task, its shuffle, the
     driver's planning and collecting) — the same work, the same values
     (docs/decisions/0053-checks-passes-run-concurrently.md); `False` runs them in turn.
+
+    `ride=True` (the default), with floe's jar in the session, fills the sketches from
+    the scan aggregation's own read (floe.jvm.SketchAccumulator): one pass fewer, the
+    same values (docs/decisions/0071-sketches-ride-on-the-scan.md); `False` runs them
+    as their groupBys.
     """
     from pyspark import StorageLevel
 
     _check_columns(df, analyzers)
     the_plan = plan(analyzers)
-    cached = cache and the_plan.passes > 1
+    ride = ride and bool(the_plan.sketch) and can_ride(df.sparkSession)
+    cached = cache and the_plan.passes - (1 if ride and the_plan.scan else 0) > 1
     if cached:
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         passes: list[Callable[[], dict[tuple, float | None]]] = []
-        if the_plan.scan:
-            passes.append(partial(_run_scan, df, the_plan.scan))
-        if the_plan.sketch:
+        if the_plan.scan or ride:
+            passes.append(partial(_run_scan, df, the_plan.scan, the_plan.sketch if ride else ()))
+        if the_plan.sketch and not ride:
             passes.append(partial(_run_sketches, df, the_plan.sketch))
         for columns, group in the_plan.grouping.items():
             passes.append(partial(_run_grouping, df, columns, group))
@@ -915,20 +1010,51 @@ def _aggregate_columns(
 
 
 def scan_frame(
-    df: DataFrame, analyzers: Sequence[Analyzer]
+    df: DataFrame, analyzers: Sequence[Analyzer], riding: Sequence[Rider] = ()
 ) -> tuple[DataFrame, list[tuple[Analyzer, int, int]]]:
-    """The single aggregation computing every scan analyzer, and each one's value slice."""
+    """The single aggregation computing every scan analyzer, and each one's value slice;
+    the `riding` sketches' two aggregates each follow the analyzers' (`_rider_columns`)."""
     df = _with_shared_kinds(df, analyzers)
     exprs, slices = _aggregate_columns(df, analyzers, "_m")
+    for i, rider in enumerate(riding):
+        exprs.extend(e.alias(f"_s{i}_{j}") for j, e in enumerate(_rider_columns(df, rider)))
     return df.agg(*exprs), slices
 
 
-def _run_scan(df: DataFrame, scan: Sequence[Analyzer]) -> dict[tuple, float | None]:
-    if not scan:
+def _run_scan(
+    df: DataFrame, scan: Sequence[Analyzer], sketch: Sequence[Analyzer] = ()
+) -> dict[tuple, float | None]:
+    """The scan analyzers' values, and the `sketch` analyzers' filled by the same read.
+
+    A sketch's accumulator must have read exactly the rows the aggregation counted for it,
+    each once; if its count differs, or Spark evaluated its function outside a task (a
+    plan folded on the driver), the sketches run as their groupBys instead."""
+    if not scan and not sketch:
         return {}
-    frame, slices = scan_frame(df, scan)
+    riding = riders(df.sparkSession, sketch) if sketch else []
+    frame, slices = scan_frame(df, scan, riding)
     row = list(frame.collect()[0])
-    return {a.key(): a.finish(row[start:end]) for a, start, end in slices}
+    out = {a.key(): a.finish(row[start:end]) for a, start, end in slices}
+    if not riding:
+        return out
+    first = len(row) - 2 * len(riding)
+    results: dict[Sketch, SketchResult] = {}
+    for i, rider in enumerate(riding):
+        counted = row[first + 2 * i]
+        accumulator = rider.accumulator
+        if accumulator.driverEvaluated() or int(accumulator.count()) != counted:
+            _log.info(
+                "sketch of %s: the accumulator read %s rows of %s%s; running its groupBy",
+                rider.sketch.column,
+                accumulator.count(),
+                counted,
+                " (evaluated on the driver)" if accumulator.driverEvaluated() else "",
+            )
+            out.update(_run_sketches(df, sketch))
+            return out
+        results[rider.sketch] = SketchResult(rider.sketch, _rider_rows(rider), df)
+    out.update(_sketch_values(sketch, results))
+    return out
 
 
 def _run_grouping(

@@ -1,0 +1,377 @@
+package floe.jvm;
+
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.spark.TaskContext;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.expressions.UserDefinedFunction;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.util.AccumulatorV2;
+
+/**
+ * A check run's sketch (HyperLogLog++ registers or a logarithmic histogram) filled by the
+ * scan aggregation's own read (docs/decisions/0071-sketches-ride-on-the-scan.md).
+ *
+ * <p>floe computed each sketch as a code-generated groupBy of its column: a second read of
+ * the column, a hash aggregation and a shuffle. Here the scan aggregation calls a function
+ * of this accumulator on every row instead ({@link #udf}): each task fills one state in
+ * primitive arrays, and the driver merges the tasks' states when they finish. The state is
+ * exactly what the groupBy computed, row for row:
+ *
+ * <ul>
+ *   <li>{@code registers}: the input is {@code xxhash64} of the (normalized) value, as
+ *       Spark's HyperLogLog++ hashes it; the state is, per register {@code x >>> (64 - p)},
+ *       the least {@code w = ((x << p) | 2^(p-1)) >>> 1} (floe.quality.analyzers).
+ *   <li>{@code histogram}: the input is the value as a double; its bucket is the groupBy's
+ *       ({@code floor(StrictMath.log(|v|) * perLn)} offset by sign, NaN and the
+ *       infinities apart), and the state is, per bucket, the count and the least and
+ *       greatest value under Spark's ordering of doubles ({@code -0.0 == 0.0}).
+ * </ul>
+ *
+ * <p>Each task's state is kept under its partition: a partition computed twice (a task
+ * retried, a stage re-run) replaces its earlier state instead of adding to it. The caller
+ * reconciles {@link #count} with a count the same aggregation computes, and a function
+ * evaluated outside any task (a plan folded on the driver) is flagged by
+ * {@link #driverEvaluated}; either way the caller falls back to the groupBy.
+ */
+public final class SketchAccumulator extends AccumulatorV2<Object, byte[]> {
+  private static final long serialVersionUID = 1L;
+
+  public static final int REGISTERS = 0;
+  public static final int HISTOGRAM = 1;
+
+  static final long LONG_MAX = Long.MAX_VALUE;
+
+  private final int kind;
+  private final int p;
+  private final double perLn;
+  private final long offset;
+
+  // A task's copy: its partition and state (serialized back to the driver).
+  private int partition = -1;
+  private State state;
+  // The driver's: every finished partition's state.
+  private final TreeMap<Integer, State> parts = new TreeMap<>();
+  private volatile boolean onDriver;
+
+  private SketchAccumulator(int kind, int p, double perLn, long offset) {
+    this.kind = kind;
+    this.p = p;
+    this.perLn = perLn;
+    this.offset = offset;
+  }
+
+  /** HyperLogLog++ registers of precision {@code p}, registered with {@code spark}'s context. */
+  public static SketchAccumulator registers(org.apache.spark.sql.SparkSession spark, int p) {
+    SketchAccumulator acc = new SketchAccumulator(REGISTERS, p, 0.0, 0L);
+    spark.sparkContext().register(acc);
+    return acc;
+  }
+
+  /** A histogram of {@code perLn} buckets per unit of ln|v|, positive ones from {@code offset}. */
+  public static SketchAccumulator histogram(
+      org.apache.spark.sql.SparkSession spark, int perLn, String offset) {
+    SketchAccumulator acc =
+        new SketchAccumulator(HISTOGRAM, 0, (double) perLn, Long.parseLong(offset));
+    spark.sparkContext().register(acc);
+    return acc;
+  }
+
+  /**
+   * The function the aggregation calls: its argument is the hash ({@code bigint}, for
+   * registers) or the value ({@code double}, for a histogram), NULL for a row the sketch
+   * does not read; it always returns NULL. It is left deterministic (Spark refuses a
+   * non-deterministic argument of an aggregate function); a plan that evaluates it
+   * elsewhere than once per row in the tasks is caught by the caller's reconciliation.
+   */
+  public UserDefinedFunction udf() {
+    final SketchAccumulator acc = this;
+    if (kind == REGISTERS) {
+      return functions.udf((UDF1<Long, Integer>) x -> acc.addHash(x), DataTypes.IntegerType);
+    }
+    return functions.udf((UDF1<Double, Integer>) v -> acc.addValue(v), DataTypes.IntegerType);
+  }
+
+  private State state() {
+    if (state == null) {
+      TaskContext task = TaskContext.get();
+      if (task == null) {
+        onDriver = true;
+        return null;
+      }
+      partition = task.partitionId();
+      state = kind == REGISTERS ? State.registers(p) : State.histogram();
+    }
+    return state;
+  }
+
+  Integer addHash(Long x) {
+    if (x == null) {
+      return null;
+    }
+    State s = state();
+    if (s != null) {
+      s.addHash(x, p);
+    }
+    return null;
+  }
+
+  Integer addValue(Double v) {
+    if (v == null) {
+      return null;
+    }
+    State s = state();
+    if (s != null) {
+      s.addBucket(bucket(v), v);
+    }
+    return null;
+  }
+
+  long bucket(double v) {
+    if (Double.isNaN(v)) {
+      return LONG_MAX; // NaN sorts last, as percentile_approx has it
+    }
+    if (v == Double.POSITIVE_INFINITY) {
+      return LONG_MAX - 1;
+    }
+    if (v == Double.NEGATIVE_INFINITY) {
+      return -LONG_MAX;
+    }
+    if (v > 0) {
+      return offset + floorLog(v);
+    }
+    if (v < 0) {
+      return -offset - floorLog(-v);
+    }
+    return 0L;
+  }
+
+  /**
+   * {@code floor(StrictMath.log(a) * perLn)} for a positive finite {@code a}, as Spark's
+   * {@code floor(log(v) * k)} computes it. {@code Math.log} (an intrinsic, within one ulp
+   * of the exact logarithm, as {@code StrictMath.log} is) decides every product that is
+   * not within {@link #NEAR} of an integer; only those near a bucket boundary, where
+   * the two could round to different sides, take {@code StrictMath.log} itself.
+   */
+  long floorLog(double a) {
+    double y = Math.log(a) * perLn;
+    double f = Math.floor(y);
+    if (y - f > NEAR && f + 1.0 - y > NEAR) {
+      return (long) f;
+    }
+    return (long) Math.floor(StrictMath.log(a) * perLn);
+  }
+
+  // |ln a| <= 745, so |y| <= 745 * perLn: two logarithms one ulp apart (about 1.2e-13 at
+  // 745) differ in y by far less than this.
+  static final double NEAR = 1e-6;
+
+  /** Whether the function ran outside a task (its rows then counted nowhere). */
+  public boolean driverEvaluated() {
+    return onDriver;
+  }
+
+  /** Rows the merged partitions read. */
+  public synchronized long count() {
+    long n = 0;
+    for (State s : parts.values()) {
+      n += s.rows;
+    }
+    return n;
+  }
+
+  /**
+   * The merged state as bytes (big-endian): for registers, (register int, least w long)
+   * per register that saw a row; for a histogram, (bucket long, count long, least double,
+   * greatest double) per bucket.
+   */
+  /**
+   * {@link #value} in Base64: py4j hands a string to Python as one piece, where it decodes
+   * a {@code byte[]} value by value (0.07 s for a histogram of ten thousand buckets).
+   */
+  public String encoded() {
+    return java.util.Base64.getEncoder().encodeToString(value());
+  }
+
+  @Override
+  public synchronized byte[] value() {
+    if (kind == REGISTERS) {
+      long[] least = new long[1 << p];
+      java.util.Arrays.fill(least, -1L);
+      int present = 0;
+      for (State s : parts.values()) {
+        for (int r = 0; r < least.length; r++) {
+          long w = s.least[r];
+          if (w >= 0 && (least[r] < 0 || w < least[r])) {
+            present += least[r] < 0 ? 1 : 0;
+            least[r] = w;
+          }
+        }
+      }
+      ByteBuffer out = ByteBuffer.allocate(present * 12);
+      for (int r = 0; r < least.length; r++) {
+        if (least[r] >= 0) {
+          out.putInt(r).putLong(least[r]);
+        }
+      }
+      return out.array();
+    }
+    State merged = State.histogram();
+    for (State s : parts.values()) {
+      s.forEach(merged::addBucket);
+    }
+    ByteBuffer out = ByteBuffer.allocate(merged.size * 32);
+    merged.forEach((bucket, count, low, high) -> out.putLong(bucket).putLong(count).putDouble(low).putDouble(high));
+    return out.array();
+  }
+
+  @Override
+  public boolean isZero() {
+    return state == null && !onDriver && parts.isEmpty();
+  }
+
+  @Override
+  public AccumulatorV2<Object, byte[]> copy() {
+    SketchAccumulator copy = new SketchAccumulator(kind, p, perLn, offset);
+    synchronized (this) {
+      copy.parts.putAll(parts);
+    }
+    return copy;
+  }
+
+  @Override
+  public synchronized void reset() {
+    partition = -1;
+    state = null;
+    parts.clear();
+  }
+
+  @Override
+  public void add(Object v) {
+    throw new UnsupportedOperationException("a sketch is filled through its udf()");
+  }
+
+  @Override
+  public synchronized void merge(AccumulatorV2<Object, byte[]> other) {
+    SketchAccumulator o = (SketchAccumulator) other;
+    if (o.state != null) {
+      parts.put(o.partition, o.state); // a partition computed again replaces its state
+    }
+    for (Map.Entry<Integer, State> e : o.parts.entrySet()) {
+      parts.put(e.getKey(), e.getValue());
+    }
+  }
+
+  /**
+   * One task's registers or histogram, in primitive arrays. A histogram is an open-
+   * addressing table of four longs per bucket (bucket, count, least and greatest value's
+   * bits), so a row touches one cache line.
+   */
+  static final class State implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+
+    long rows;
+    // registers: the least w per register (-1: none).
+    long[] least;
+    // histogram: slot i at table[4 i .. 4 i + 3]; count 0 is an empty slot.
+    long[] table;
+    int size;
+
+    static State registers(int p) {
+      State s = new State();
+      s.least = new long[1 << p];
+      java.util.Arrays.fill(s.least, -1L);
+      return s;
+    }
+
+    static State histogram() {
+      State s = new State();
+      s.table = new long[4 * 1024];
+      return s;
+    }
+
+    void addHash(long x, int p) {
+      rows++;
+      int r = (int) (x >>> (64 - p));
+      long w = ((x << p) | (1L << (p - 1))) >>> 1;
+      long l = least[r];
+      if (l < 0 || w < l) {
+        least[r] = w;
+      }
+    }
+
+    void addBucket(long bucket, double v) {
+      addBucket(bucket, 1L, v, v);
+    }
+
+    void addBucket(long bucket, long count, double low, double high) {
+      rows += count;
+      long[] t = table;
+      int i = slot(t, bucket);
+      if (t[i + 1] == 0) {
+        t[i] = bucket;
+        t[i + 1] = count;
+        t[i + 2] = Double.doubleToRawLongBits(low);
+        t[i + 3] = Double.doubleToRawLongBits(high);
+        if (++size * 2 > t.length / 4) {
+          grow();
+        }
+        return;
+      }
+      t[i + 1] += count;
+      if (compare(low, Double.longBitsToDouble(t[i + 2])) < 0) {
+        t[i + 2] = Double.doubleToRawLongBits(low);
+      }
+      if (compare(high, Double.longBitsToDouble(t[i + 3])) > 0) {
+        t[i + 3] = Double.doubleToRawLongBits(high);
+      }
+    }
+
+    /** The slot (its first index in {@code t}) holding {@code bucket}, or the empty one for it. */
+    static int slot(long[] t, long bucket) {
+      int mask = t.length / 4 - 1;
+      long h = bucket * 0x9E3779B97F4A7C15L;
+      int i = (int) (h ^ (h >>> 29)) & mask;
+      while (t[4 * i + 1] != 0 && t[4 * i] != bucket) {
+        i = (i + 1) & mask;
+      }
+      return 4 * i;
+    }
+
+    private void grow() {
+      long[] old = table;
+      long[] t = new long[old.length * 2];
+      for (int j = 0; j < old.length; j += 4) {
+        if (old[j + 1] != 0) {
+          int i = slot(t, old[j]);
+          System.arraycopy(old, j, t, i, 4);
+        }
+      }
+      table = t;
+    }
+
+    /** Every bucket: (bucket, count, least, greatest), in table order. */
+    void forEach(BucketVisitor visit) {
+      for (int j = 0; j < table.length; j += 4) {
+        if (table[j + 1] != 0) {
+          visit.bucket(
+              table[j],
+              table[j + 1],
+              Double.longBitsToDouble(table[j + 2]),
+              Double.longBitsToDouble(table[j + 3]));
+        }
+      }
+    }
+
+    /** Spark's ordering of doubles (SQLOrderingUtil.compareDoubles): -0.0 equals 0.0. */
+    static int compare(double x, double y) {
+      return x == y ? 0 : Double.compare(x, y);
+    }
+  }
+
+  interface BucketVisitor {
+    void bucket(long bucket, long count, double low, double high);
+  }
+}
