@@ -140,33 +140,13 @@ public final class SketchAccumulator extends AccumulatorV2<Object, byte[]> {
       return -LONG_MAX;
     }
     if (v > 0) {
-      return offset + floorLog(v);
+      return offset + (long) Math.floor(StrictMath.log(v) * perLn);
     }
     if (v < 0) {
-      return -offset - floorLog(-v);
+      return -offset - (long) Math.floor(StrictMath.log(-v) * perLn);
     }
     return 0L;
   }
-
-  /**
-   * {@code floor(StrictMath.log(a) * perLn)} for a positive finite {@code a}, as Spark's
-   * {@code floor(log(v) * k)} computes it. {@code Math.log} (an intrinsic, within one ulp
-   * of the exact logarithm, as {@code StrictMath.log} is) decides every product that is
-   * not within {@link #NEAR} of an integer; only those near a bucket boundary, where
-   * the two could round to different sides, take {@code StrictMath.log} itself.
-   */
-  long floorLog(double a) {
-    double y = Math.log(a) * perLn;
-    double f = Math.floor(y);
-    if (y - f > NEAR && f + 1.0 - y > NEAR) {
-      return (long) f;
-    }
-    return (long) Math.floor(StrictMath.log(a) * perLn);
-  }
-
-  // |ln a| <= 745, so |y| <= 745 * perLn: two logarithms one ulp apart (about 1.2e-13 at
-  // 745) differ in y by far less than this.
-  static final double NEAR = 1e-6;
 
   /** Whether the function ran outside a task (its rows then counted nowhere). */
   public boolean driverEvaluated() {
