@@ -94,6 +94,8 @@ def executed_plans(spark, since: int = -1) -> dict[int, str]:
     a statement run through dbt actually executed, not a plan re-derived by EXPLAIN.
     """
     plans = {}
+    # The status store is fed by the listener bus, after the action returned.
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
     executions = spark._jsparkSession.sharedState().statusStore().executionsList().iterator()
     while executions.hasNext():
         execution = executions.next()

@@ -411,9 +411,10 @@ def test_data_types_of_one_column_share_one_classification_per_row(df):
 
 
 def test_concurrent_passes_give_the_values_of_passes_in_turn(spark, df):
-    """The scan aggregation, the sketches and the groupings run as concurrent Spark jobs
-    by default: the same values as one after the other, and a caller's job group still
-    names every job (the threads inherit the Spark local properties)."""
+    """The scan aggregation (the sketches riding on it, or as their own query without
+    floe's jar) and the groupings run as concurrent Spark jobs by default: the same
+    values as one after the other, and a caller's job group still names every job (the
+    threads inherit the Spark local properties)."""
     analyzers = [*SCAN_ONLY, *SKETCHES, Uniqueness(("id",)), Distinctness(("country",))]
     assert plan(analyzers).passes == 4
     in_turn = [m.value for m in compute_metrics(df, analyzers, concurrent=False)]

@@ -850,7 +850,9 @@ def _rider_rows(rider: Rider) -> list[tuple]:
 @dataclass
 class Plan:
     """How `compute_metrics` will run: one aggregation for the scan analyzers, one query
-    for the sketches (a groupBy per sketch), one groupBy per uniqueness column set."""
+    for the sketches (a groupBy per sketch; with floe's jar they ride on the aggregation
+    instead, but `passes` counts them as the query they may fall back to), one groupBy
+    per uniqueness column set."""
 
     scan: list[Analyzer] = field(default_factory=list)
     sketch: list[Analyzer] = field(default_factory=list)
@@ -903,9 +905,10 @@ def compute_metrics(
     concurrent: bool = True,
     ride: bool = True,
 ) -> list[Metric]:
-    """All metrics of `analyzers` on `df`: one aggregation for the scan analyzers, one
-    query for the sketches (a groupBy per sketch column and filter), one groupBy per
-    uniqueness column set, whatever the number of analyzers.
+    """All metrics of `analyzers` on `df`: one aggregation for the scan analyzers and the
+    sketches riding on it (without floe's jar, one more query for the sketches: a groupBy
+    per sketch column and filter), one groupBy per uniqueness column set, whatever the
+    number of analyzers.
 
     `cache=True` persists `df` when more than one pass is planned (a DataFrame that is
     costly to compute twice); off by default: on Iceberg/Parquet each pass reads only
@@ -926,7 +929,9 @@ def compute_metrics(
     _check_columns(df, analyzers)
     the_plan = plan(analyzers)
     ride = ride and bool(the_plan.sketch) and can_ride(df.sparkSession)
-    cached = cache and the_plan.passes - (1 if ride and the_plan.scan else 0) > 1
+    # Counted as if the sketches were a pass of their own even when they ride: a
+    # fallback to their groupBys, or a dense quantile bucket, reads `df` again.
+    cached = cache and the_plan.passes > 1
     if cached:
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -1028,11 +1033,21 @@ def _run_scan(
 
     A sketch's accumulator must have read exactly the rows the aggregation counted for it,
     each once; if its count differs, or Spark evaluated its function outside a task (a
-    plan folded on the driver), the sketches run as their groupBys instead."""
+    plan folded on the driver), the sketches run as their groupBys instead. So they do
+    when Spark refuses them in the aggregation (a non-deterministic `where`, which the
+    groupBy's filter accepts)."""
+    from pyspark.errors import AnalysisException
+
     if not scan and not sketch:
         return {}
     riding = riders(df.sparkSession, sketch) if sketch else []
-    frame, slices = scan_frame(df, scan, riding)
+    try:
+        frame, slices = scan_frame(df, scan, riding)
+    except AnalysisException as exc:
+        if not riding:
+            raise
+        _log.info("sketches of %s cannot ride (%s); running their groupBys", df, exc)
+        return {**_run_scan(df, scan), **_run_sketches(df, sketch)}
     row = list(frame.collect()[0])
     out = {a.key(): a.finish(row[start:end]) for a, start, end in slices}
     if not riding:
@@ -1052,7 +1067,12 @@ def _run_scan(
             )
             out.update(_run_sketches(df, sketch))
             return out
-        results[rider.sketch] = SketchResult(rider.sketch, _rider_rows(rider), df)
+        if rider.sketch.kind == "registers":
+            # Spark's HyperLogLog++ estimate, computed in the JVM from the registers.
+            estimate = int(accumulator.estimate(HLL_RELATIVE_SD))
+            results[rider.sketch] = SketchResult(rider.sketch, [], df, estimate=estimate)
+        else:
+            results[rider.sketch] = SketchResult(rider.sketch, _rider_rows(rider), df)
     out.update(_sketch_values(sketch, results))
     return out
 
