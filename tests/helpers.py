@@ -3,6 +3,7 @@ a loopback PostgreSQL."""
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -102,6 +103,23 @@ def executed_plans(spark, since: int = -1) -> dict[int, str]:
         if execution.executionId() > since:
             plans[execution.executionId()] = execution.physicalPlanDescription()
     return plans
+
+
+_JOB_GROUPS = itertools.count()
+
+
+def spark_jobs(spark, action) -> int:
+    """How many Spark jobs ``action()`` ran (a job group of its own, read from the
+    status tracker once the asynchronous listener bus has caught up)."""
+    tracker = spark.sparkContext.statusTracker()
+    group = f"floe-test-jobs-{next(_JOB_GROUPS)}"
+    spark.sparkContext.setJobGroup(group, "floe test")
+    try:
+        action()
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
+    return len(tracker.getJobIdsForGroup(group))
 
 
 def last_execution_id(spark) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 
@@ -33,7 +32,7 @@ from floe.quality.analyzers import (
     plan,
     scan_frame,
 )
-from tests.helpers import executed_plans, last_execution_id
+from tests.helpers import executed_plans, last_execution_id, spark_jobs
 
 pytestmark = pytest.mark.integration
 
@@ -209,21 +208,6 @@ SKETCHES = [
     *(ApproxQuantile(("amount",), quantile=q) for q in (0.1, 0.5, 0.9)),
 ]
 
-_GROUPS = itertools.count()
-
-
-def _jobs(spark, action) -> int:
-    tracker = spark.sparkContext.statusTracker()
-    group = f"dq-one-pass-{next(_GROUPS)}"
-    spark.sparkContext.setJobGroup(group, "dq one-pass test")
-    try:
-        action()
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    # The status tracker is fed by the asynchronous listener bus: let it catch up.
-    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
-    return len(tracker.getJobIdsForGroup(group))
-
 
 def test_one_pass_plan_scans_the_iceberg_table_once(spark, lakehouse):
     spark.createDataFrame(ROWS, SCHEMA).writeTo("dq.one_pass_probe").using("iceberg").create()
@@ -235,8 +219,8 @@ def test_one_pass_plan_scans_the_iceberg_table_once(spark, lakehouse):
     assert physical.count("HashAggregate") + physical.count("ObjectHashAggregate") == 2
 
     # Spark jobs: nine filtered analyzers cost what one aggregate costs ...
-    baseline = _jobs(spark, lambda: table.agg(F.sum("amount")).collect())
-    assert _jobs(spark, lambda: compute_metrics(table, SCAN_ONLY)) == baseline
+    baseline = spark_jobs(spark, lambda: table.agg(F.sum("amount")).collect())
+    assert spark_jobs(spark, lambda: compute_metrics(table, SCAN_ONLY)) == baseline
     # ... sketches ride on the scan aggregation (floe's jar: no query of their own) or,
     # as groupBys, add one query whatever their number: a union of one groupBy per
     # column (three quantiles of amount share one histogram) ...
@@ -247,10 +231,10 @@ def test_one_pass_plan_scans_the_iceberg_table_once(spark, lakehouse):
     grouped = compute_metrics(table, [*SCAN_ONLY, *SKETCHES], ride=False)
     assert len(executed_plans(spark, since)) == 2
     assert [m.value for m in ridden] == [m.value for m in grouped]
-    group_jobs = _jobs(spark, lambda: compute_metrics(table, [Uniqueness(("id",))]))
+    group_jobs = spark_jobs(spark, lambda: compute_metrics(table, [Uniqueness(("id",))]))
     # ... and a uniqueness column set adds one grouping, not one query per analyzer.
     grouped = [*SCAN_ONLY, Uniqueness(("id",)), Distinctness(("id",)), UniqueValueRatio(("id",))]
-    assert _jobs(spark, lambda: compute_metrics(table, grouped)) == baseline + group_jobs
+    assert spark_jobs(spark, lambda: compute_metrics(table, grouped)) == baseline + group_jobs
 
 
 def test_sketches_are_code_generated_groupbys_over_their_column_alone(spark, lakehouse):
@@ -421,9 +405,9 @@ def test_concurrent_passes_give_the_values_of_passes_in_turn(spark, df):
     at_once = [m.value for m in compute_metrics(df, analyzers)]
     assert at_once == in_turn
     assert None not in at_once
-    jobs_in_turn = _jobs(spark, lambda: compute_metrics(df, analyzers, concurrent=False))
+    jobs_in_turn = spark_jobs(spark, lambda: compute_metrics(df, analyzers, concurrent=False))
     assert jobs_in_turn > 0
-    assert _jobs(spark, lambda: compute_metrics(df, analyzers)) == jobs_in_turn
+    assert spark_jobs(spark, lambda: compute_metrics(df, analyzers)) == jobs_in_turn
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from floe.quality import analyzers as A
 from floe.quality.analyzers import ApproxCountDistinct, ApproxQuantile, compute_metrics
+from tests.helpers import spark_jobs
 
 pytestmark = pytest.mark.integration
 
@@ -301,19 +302,18 @@ def test_sketches_ride_without_a_pass_of_their_own(spark):
     jobs than the scan plus the sketches' union of groupBys."""
     df = spark.range(20000).selectExpr("id", "id % 97 as k", "id / 3.0d as x")
     analyzers = [A.Size(), A.Maximum(("x",)), ApproxCountDistinct(("k",)), ApproxQuantile(("x",))]
-    tracker = spark.sparkContext.statusTracker()
 
-    def jobs(**kwargs):
-        group = f"ride-{len(kwargs)}-{random.random()}"
-        spark.sparkContext.setJobGroup(group, "test")
-        try:
-            values = [m.value for m in compute_metrics(df, analyzers, concurrent=False, **kwargs)]
-        finally:
-            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-        spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
-        return values, len(tracker.getJobIdsForGroup(group))
+    def run(**kwargs):
+        values = []
+        jobs = spark_jobs(
+            spark,
+            lambda: values.extend(
+                m.value for m in compute_metrics(df, analyzers, concurrent=False, **kwargs)
+            ),
+        )
+        return values, jobs
 
-    ridden, ride_jobs = jobs()
-    grouped, group_jobs = jobs(ride=False)
+    ridden, ride_jobs = run()
+    grouped, group_jobs = run(ride=False)
     assert ridden == grouped
     assert ride_jobs < group_jobs

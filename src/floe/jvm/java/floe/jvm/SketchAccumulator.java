@@ -94,6 +94,10 @@ public final class SketchAccumulator extends AccumulatorV2<Object, byte[]> {
     return functions.udf((UDF1<Double, Integer>) v -> acc.addValue(v), DataTypes.IntegerType);
   }
 
+  private State newState() {
+    return kind == REGISTERS ? State.registers(p) : State.histogram();
+  }
+
   private State state() {
     if (state == null) {
       TaskContext task = TaskContext.get();
@@ -102,7 +106,7 @@ public final class SketchAccumulator extends AccumulatorV2<Object, byte[]> {
         return null;
       }
       partition = task.partitionId();
-      state = kind == REGISTERS ? State.registers(p) : State.histogram();
+      state = newState();
     }
     return state;
   }
@@ -255,7 +259,7 @@ public final class SketchAccumulator extends AccumulatorV2<Object, byte[]> {
       return; // nothing read, or a partition computed again: merged once already
     }
     if (merged == null) {
-      merged = kind == REGISTERS ? State.registers(p) : State.histogram();
+      merged = newState();
     }
     merged.mergeFrom(o.state);
   }
