@@ -390,7 +390,7 @@ def test_data_types_of_one_column_share_one_classification_per_row(df):
     frame, _ = scan_frame(df, kinds)
     physical = frame._jdf.queryExecution().executedPlan().toString()
     # the integral and the fractional pattern, each once (floe's byte matcher, ADR 0061)
-    assert physical.count("floe_regex_") == 2, physical
+    assert physical.count("ByteRegex(") == 2, physical
     assert [m.value for m in compute_metrics(df, kinds)] == pytest.approx([0.25] * 4)
 
 

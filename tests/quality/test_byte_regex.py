@@ -3,7 +3,10 @@
 Every pattern below is run both ways over one generated corpus in Spark (random short
 strings over an alphabet of digits, letters, punctuation, the line terminators and
 non-ASCII characters, plus edge values and NULL): not one row may differ. Patterns
-outside the subset keep Spark's rlike (the plan says which ran).
+outside the subset keep Spark's rlike (the plan says which ran). The same corpus checks
+floe.jvm.Text's length against Spark's, and the data_type kinds computed with the byte
+matcher (no cast shortcut) against the kinds computed without floe's jar
+(docs/decisions/0072-jvm-functions-called-in-place.md).
 """
 
 from __future__ import annotations
@@ -13,7 +16,15 @@ import random
 import pytest
 from pyspark.sql import functions as F
 
-from floe.quality.analyzers import _FRACTIONAL_RE, _INTEGRAL_RE, regex_find
+import floe.runtime.jars
+from floe.quality.analyzers import (
+    _FRACTIONAL_RE,
+    _INTEGRAL_RE,
+    BYTE_REGEX_CLASS,
+    regex_find,
+    text_length,
+    value_kind,
+)
 from tests.helpers import executed_plans, last_execution_id
 
 pytestmark = pytest.mark.integration
@@ -115,7 +126,7 @@ def test_the_byte_matcher_answers_as_rlike(spark, corpus, pattern):
     since = last_execution_id(spark)
     assert _differences(spark, corpus, pattern) == 0
     plan = "\n".join(executed_plans(spark, since).values())
-    assert "floe_regex_" in plan, plan  # the byte matcher ran, not only rlike
+    assert "ByteRegex(" in plan, plan  # the byte matcher ran, not only rlike
 
 
 @pytest.mark.parametrize("pattern", INELIGIBLE)
@@ -123,10 +134,85 @@ def test_patterns_outside_the_subset_keep_rlike(spark, pattern):
     jvm = spark.sparkContext._jvm
     assert jvm.floe.jvm.ByteRegex.udf(pattern) is None
     column = str(regex_find(spark, F.col("v"), pattern))
-    assert "RLIKE" in column.upper() and "floe_regex_" not in column, column
+    assert "RLIKE" in column.upper() and "ByteRegex(" not in column, column
 
 
 def test_null_stays_null(spark):
     df = spark.createDataFrame([(None,), ("u1@x.io",)], "v string")
     got = df.select(regex_find(spark, F.col("v"), r"^u[0-9]+@x[.]io$").alias("m")).collect()
     assert [r.m for r in got] == [None, True]
+
+
+def test_text_length_is_sparks_length(spark, corpus):
+    """floe.jvm.Text counts an ASCII value by its bytes and hands any other to Spark's
+    count: every row (short, long, non-ASCII anywhere, empty, NULL) is Spark's length."""
+    since = last_execution_id(spark)
+    value = F.col("v")
+    ours = text_length(spark, value)
+    assert corpus.where(~F.coalesce(ours.eqNullSafe(F.length(value)), F.lit(False))).count() == 0
+    assert "floe_length" in "\n".join(executed_plans(spark, since).values())
+
+
+def test_value_kinds_with_the_byte_matcher_are_the_kinds_without_it(spark, monkeypatch):
+    """With floe's byte matcher, data_type drops the cast shortcut (a canonical integer is
+    the integral pattern's anyway); without the jar it keeps the shortcut and rlike. Both
+    classify every value alike: signs, spaces, leading zeros, bigint's edges and beyond,
+    fractions, exponents, boolean spellings, non-ASCII digits, line ends, NULL."""
+    rng = random.Random(72)
+    edge = [
+        "0",
+        "-0",
+        "+0",
+        "00",
+        "007",
+        "12",
+        "-12",
+        "+12",
+        " 12",
+        "12 ",
+        "12\n",
+        "\t7",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "99999999999999999999",
+        "1e3",
+        "1.0",
+        ".5",
+        "5.",
+        "-.5e-3",
+        "true",
+        "TRUE",
+        " true",
+        "True ",
+        "false",
+        "FaLsE",
+        "yes",
+        "",
+        " ",
+        "\u0661\u0662",
+        "1_000",
+        "0x1F",
+        "NaN",
+        "Infinity",
+        "\uff11\uff12",
+        None,
+    ]
+    generated = [
+        "".join(rng.choice("0123456789 +-.eE\nx") for _ in range(rng.randrange(8)))
+        for _ in range(3000)
+    ]
+    df = spark.createDataFrame([(v,) for v in edge + generated], "v string").cache()
+    with_matcher = [r[0] for r in df.select(value_kind(df, "v")).collect()]
+    assert "ByteRegex(" in str(value_kind(df, "v"))
+    real = floe.runtime.jars.jvm_class
+    monkeypatch.setattr(
+        floe.runtime.jars,
+        "jvm_class",
+        lambda session, name: None if name == BYTE_REGEX_CLASS else real(session, name),
+    )
+    without = value_kind(df, "v")
+    assert "ByteRegex(" not in str(without) and "CAST" in str(without).upper()
+    assert [r[0] for r in df.select(without).collect()] == with_matcher
+    df.unpersist()

@@ -235,7 +235,8 @@ class MaxLength(Analyzer):
     def aggregates(self, df: DataFrame) -> list[Column]:
         from pyspark.sql import functions as F
 
-        return [F.max(F.when(self._cond(), F.length(self._col(df).cast("string"))))]
+        length = text_length(df.sparkSession, self._col(df).cast("string"))
+        return [F.max(F.when(self._cond(), length))]
 
     def finish(self, values: Sequence[Any]) -> float | None:
         return _num(values[0])
@@ -269,41 +270,38 @@ class ApproxQuantile(Analyzer):
 
 # floe's byte-level matcher (docs/decisions/0061-regular-expressions-on-bytes.md).
 BYTE_REGEX_CLASS = "floe.jvm.ByteRegex"
+TEXT_CLASS = "floe.jvm.Text"
 
 
 def regex_find(spark: SparkSession, value: Column, pattern: str) -> Column:
     """``value rlike pattern`` (a string column): the same answers, NULL for NULL.
 
     With floe's jar in the session and ``pattern`` in the subset it compiles
-    (floe.jvm.ByteRegex), a JVM function scans the value's UTF-8 bytes instead of
-    decoding each value into a Java string for ``java.util.regex``; else Spark's rlike.
-    The function is registered under a name derived from the pattern (never pasted
-    into SQL text: the Column calls it by name).
+    (floe.jvm.ByteRegex), generated code calls the compiled matcher on each value's UTF-8
+    bytes where they lie, instead of decoding each value into a Java string for
+    ``java.util.regex``; else Spark's rlike. The pattern goes to the JVM as a string
+    argument, never into SQL text.
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql.column import Column as PyColumn
 
-    name = _byte_regex_function(spark, pattern)
-    if name is None:
-        return value.rlike(pattern)
-    return F.call_udf(name, value.cast("binary"))
-
-
-def _byte_regex_function(spark: SparkSession, pattern: str) -> str | None:
-    """The registered name of ``pattern``'s byte matcher, or None (no jar, or outside
-    the subset)."""
-    import hashlib
-
-    from floe.runtime.jars import jvm_class, register_jvm_udf
+    from floe.runtime.jars import jvm_class
 
     matcher = jvm_class(spark, BYTE_REGEX_CLASS)
-    if matcher is None:
-        return None
-    udf = matcher.udf(pattern)
-    if udf is None:
-        return None
-    name = "floe_regex_" + hashlib.sha256(pattern.encode()).hexdigest()[:20]
-    register_jvm_udf(spark, name, udf, "BooleanType")
-    return name
+    found = matcher.column(value._jc, pattern) if matcher is not None else None
+    return value.rlike(pattern) if found is None else PyColumn(found)
+
+
+def text_length(spark: SparkSession, value: Column) -> Column:
+    """``length(value)`` of a string column, Spark's answer (characters), NULL for NULL:
+    with floe's jar, counted without stepping through an ASCII value byte by byte
+    (floe.jvm.Text, docs/decisions/0072-jvm-functions-called-in-place.md)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.column import Column as PyColumn
+
+    from floe.runtime.jars import jvm_class
+
+    text = jvm_class(spark, TEXT_CLASS)
+    return F.length(value) if text is None else PyColumn(text.length(value._jc))
 
 
 @dataclass(frozen=True)
@@ -378,16 +376,19 @@ def value_kind(df: DataFrame, column: str) -> Column:
     classified by parsing, which is what makes a CSV landed as text comparable to the
     typed table it came from (the migration-validation use case).
 
-    The regular expressions define the kinds; two exact shortcuts answer the common
-    values before them (a regular expression decodes each value into a Java string and
-    was most of a `data_type` check's cost, docs/decisions/0017-dq-one-scan-cost.md):
-    a value equal to the text of the bigint Spark parses from it is a canonical integer
-    (`-?[1-9][0-9]*|0`, which `_INTEGRAL_RE` matches), and the six spellings of
-    true/false that `lower(trim(...))` accepts without trimming are booleans, which
-    neither numeric expression matches. Every other value takes the regular expressions.
+    The regular expressions define the kinds; exact shortcuts answer the common values
+    before them (Spark's rlike decodes each value into a Java string and was most of a
+    `data_type` check's cost, docs/decisions/0017-dq-one-scan-cost.md): the six
+    spellings of true/false that `lower(trim(...))` accepts without trimming are
+    booleans, which neither numeric expression matches; and, without floe's byte
+    matcher, a value equal to the text of the bigint Spark parses from it is a canonical
+    integer (`-?[1-9][0-9]*|0`, which `_INTEGRAL_RE` matches). Every other value takes
+    the regular expressions.
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
+
+    from floe.runtime.jars import jvm_class
 
     dtype = df.schema[column].dataType
     value = df[column]
@@ -401,10 +402,12 @@ def value_kind(df: DataFrame, column: str) -> Column:
         return F.when(value.isNotNull(), F.lit("string"))
     lowered = F.lower(F.trim(value))
     kind = F.when(value.isNull(), F.lit(None))
-    if not _ansi(df):
+    if not _ansi(df) and jvm_class(df.sparkSession, BYTE_REGEX_CLASS) is None:
         # The legacy cast parses bytes and returns NULL on failure. Not under ANSI mode:
         # there a failed cast raises, and try_cast pays a caught exception per
-        # non-numeric value (measured 20x slower than the regular expression).
+        # non-numeric value (measured 20x slower than the regular expression). Not with
+        # floe's byte matcher either: it answers the integral pattern for less than the
+        # cast's parse and print (docs/decisions/0072-jvm-functions-called-in-place.md).
         kind = kind.when(value.cast("bigint").cast("string") == value, F.lit("integral"))
     return (
         kind.when(value.isin(*_BOOLEAN_SPELLINGS), F.lit("boolean"))
@@ -821,18 +824,13 @@ def riders(spark: SparkSession, analyzers: Sequence[Analyzer]) -> list[Rider]:
 
 def _rider_columns(df: DataFrame, rider: Rider) -> list[Column]:
     """The rider's two aggregates: the count of rows it reads (reconciled with the
-    accumulator's), and the function that fills it (always NULL)."""
+    accumulator's), and the call that fills it (always false or NULL)."""
     from pyspark.sql import functions as F
     from pyspark.sql.column import Column as PyColumn
-    from pyspark.sql.column import _to_java_column, _to_seq
 
     keep = _keep(df, rider.sketch)
     value = F.when(keep, _sketch_input(df, rider.sketch))
-    filled = PyColumn(
-        rider.accumulator.udf().apply(
-            _to_seq(df.sparkSession.sparkContext, [value], _to_java_column)
-        )
-    )
+    filled = PyColumn(rider.accumulator.column(value._jc))
     return [F.count(F.when(keep, F.lit(1))), F.max(filled)]
 
 

@@ -36,6 +36,7 @@ from floe.quality.analyzers import (
     Uniqueness,
     UniqueValueRatio,
     regex_find,
+    text_length,
 )
 from floe.quality.dqdl.parser import Composite, Condition, Node, Rule, Value
 
@@ -117,7 +118,7 @@ class RowCompliance(Analyzer):
             )
             return value.isNull() | cast.isNotNull()
         if self.measure == "length":
-            value = F.length(value.cast("string"))
+            value = text_length(df.sparkSession, value.cast("string"))
         elif self.measure == "age":
             value = F.unix_timestamp(F.current_timestamp()) - F.unix_timestamp(
                 value.cast("timestamp")

@@ -6,7 +6,11 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.regex.Pattern;
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * {@code value rlike pattern} over the value's UTF-8 bytes (docs/decisions/0061).
@@ -112,17 +116,33 @@ public final class ByteRegex implements UDF1<byte[], Boolean> {
     }
   }
 
+  /**
+   * {@code value rlike pattern} as a Column whose generated code calls {@link #findUtf8}
+   * of the compiled pattern (NULL for NULL), or null when the pattern is outside the subset.
+   */
+  public static Column column(Column value, String pattern) {
+    Object matcher = udf(pattern);
+    if (matcher == null) {
+      return null;
+    }
+    return Calls.invoke(matcher, "findUtf8", DataTypes.BooleanType, value.cast(DataTypes.StringType));
+  }
+
+  /**
+   * {@code find()} on a string value where it lies (a column vector's buffer, say): its
+   * UTF-8 bytes are read in place, not copied; NULL never reaches here (the call
+   * propagates it).
+   */
+  public boolean findUtf8(UTF8String s) {
+    return findIn(s.getBaseObject(), s.getBaseOffset(), s.numBytes());
+  }
+
   @Override
   public Boolean call(byte[] value) {
     if (value == null) {
       return null;
     }
-    for (byte b : value) {
-      if (b < 0) {
-        return fallback(value);
-      }
-    }
-    return find(value);
+    return findIn(value, Platform.BYTE_ARRAY_OFFSET, value.length);
   }
 
   @Override
@@ -130,30 +150,41 @@ public final class ByteRegex implements UDF1<byte[], Boolean> {
     return "ByteRegex(" + pattern + ")";
   }
 
-  private Boolean fallback(byte[] value) {
+  /** The answer for the n bytes at {@code base + off}: the automaton's for ASCII, else java.util.regex's. */
+  private boolean findIn(Object base, long off, int n) {
+    return Text.ascii(base, off, n) ? find(base, off, n) : fallback(base, off, n);
+  }
+
+  private boolean fallback(Object base, long off, int n) {
     if (fallback == null) {
       fallback = Pattern.compile(pattern);
     }
+    byte[] value = new byte[n];
+    Platform.copyMemory(base, off, value, Platform.BYTE_ARRAY_OFFSET, n);
     return fallback.matcher(new String(value, StandardCharsets.UTF_8)).find(0);
   }
 
+  private static byte at(Object base, long off, int i) {
+    return Platform.getByte(base, off + i);
+  }
+
   /** Whether {@code $} (no flags) holds at position i of an ASCII input of n bytes. */
-  static boolean dollar(byte[] x, int i, int n) {
+  static boolean dollar(Object x, long off, int i, int n) {
     if (i == n) {
       return true;
     }
     if (i == n - 1) {
-      byte ch = x[i];
+      byte ch = at(x, off, i);
       if (ch == '\n') {
-        return !(i > 0 && x[i - 1] == '\r'); // never between \r and \n
+        return !(i > 0 && at(x, off, i - 1) == '\r'); // never between \r and \n
       }
       return ch == '\r';
     }
-    return i == n - 2 && x[i] == '\r' && x[i + 1] == '\n';
+    return i == n - 2 && at(x, off, i) == '\r' && at(x, off, i + 1) == '\n';
   }
 
-  private static int kind(byte[] x, int i, int n) {
-    return (i == 0 ? AT_START : 0) | (dollar(x, i, n) ? AT_DOLLAR : 0);
+  private static int kind(Object x, long off, int i, int n) {
+    return (i == 0 ? AT_START : 0) | (dollar(x, off, i, n) ? AT_DOLLAR : 0);
   }
 
   private long step(long current, byte b, int kind) {
@@ -168,15 +199,14 @@ public final class ByteRegex implements UDF1<byte[], Boolean> {
   }
 
   /**
-   * find(): is there a match starting anywhere (ASCII input). Through cached moves
-   * between numbered sets of alive nodes wherever the next position is a plain one (not
-   * the start, {@code $} not holding), which is every position but the last in most
-   * values; the general step elsewhere.
+   * find(): is there a match starting anywhere (ASCII input of n bytes at {@code x + off}).
+   * Through cached moves between numbered sets of alive nodes wherever the next position
+   * is a plain one (not the start, {@code $} not holding), which is every position but the
+   * last in most values; the general step elsewhere.
    */
-  boolean find(byte[] x) {
-    int n = x.length;
+  boolean find(Object x, long off, int n) {
     if (n < 3 || !cached()) {
-      return general(x, 0, 0);
+      return general(x, off, n, 0, 0);
     }
     // n >= 3: position 0 is the start, and `$` cannot hold there.
     int id = startId;
@@ -185,16 +215,17 @@ public final class ByteRegex implements UDF1<byte[], Boolean> {
     }
     for (int i = 0; i < n - 1; i++) {
       int next = i + 1;
-      if (next >= n - 2 && dollar(x, next, n)) {
-        return general(x, i, states[id]);
+      if (next >= n - 2 && dollar(x, off, next, n)) {
+        return general(x, off, n, i, states[id]);
       }
-      int move = id * 128 + x[i];
+      byte b = at(x, off, i);
+      int move = id * 128 + b;
       int to = moves[move];
       if (to < 0) {
-        long alive = step(states[id], x[i], 0) | start[0];
+        long alive = step(states[id], b, 0) | start[0];
         int toId = idOf(alive);
         if (toId < 0) {
-          return general(x, i, states[id]);
+          return general(x, off, n, i, states[id]);
         }
         int flag = (alive & matchBit) != 0 ? MATCHED : alive == 0 && !restarts ? DEAD : 0;
         to = toId << 2 | flag;
@@ -206,10 +237,11 @@ public final class ByteRegex implements UDF1<byte[], Boolean> {
       id = to >> 2;
     }
     // The last byte, into position n, where `$` holds.
-    int move = id * 128 + x[n - 1];
+    byte last = at(x, off, n - 1);
+    int move = id * 128 + last;
     byte known = finals[move];
     if (known == 0) {
-      long end = step(states[id], x[n - 1], AT_DOLLAR) | start[AT_DOLLAR];
+      long end = step(states[id], last, AT_DOLLAR) | start[AT_DOLLAR];
       known = (end & matchBit) != 0 ? (byte) 2 : (byte) 1;
       finals[move] = known;
     }
@@ -217,17 +249,16 @@ public final class ByteRegex implements UDF1<byte[], Boolean> {
   }
 
   /** From position i with {@code current} alive there (before the entry's closure). */
-  private boolean general(byte[] x, int i, long current) {
-    int n = x.length;
+  private boolean general(Object x, long off, int n, int i, long current) {
     while (true) {
-      current |= start[kind(x, i, n)];
+      current |= start[kind(x, off, i, n)];
       if ((current & matchBit) != 0) {
         return true;
       }
       if (i == n || (current == 0 && i > 0 && !restarts)) {
         return false;
       }
-      current = step(current, x[i], kind(x, i + 1, n));
+      current = step(current, at(x, off, i), kind(x, off, i + 1, n));
       i++;
     }
   }

@@ -2,9 +2,7 @@ package floe.jvm;
 
 import java.nio.ByteBuffer;
 import org.apache.spark.TaskContext;
-import org.apache.spark.sql.api.java.UDF1;
-import org.apache.spark.sql.expressions.UserDefinedFunction;
-import org.apache.spark.sql.functions;
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.util.AccumulatorV2;
 
@@ -14,7 +12,7 @@ import org.apache.spark.util.AccumulatorV2;
  *
  * <p>floe computed each sketch as a code-generated groupBy of its column: a second read of
  * the column, a hash aggregation and a shuffle. Here the scan aggregation calls a function
- * of this accumulator on every row instead ({@link #udf}): each task fills one state in
+ * of this accumulator on every row instead ({@link #column}): each task fills one state in
  * primitive arrays, and the driver merges the tasks' states when they finish. The state is
  * exactly what the groupBy computed, row for row:
  *
@@ -80,18 +78,42 @@ public final class SketchAccumulator extends AccumulatorV2<Object, byte[]> {
   }
 
   /**
-   * The function the aggregation calls: its argument is the hash ({@code bigint}, for
-   * registers) or the value ({@code double}, for a histogram), NULL for a row the sketch
-   * does not read; it always returns NULL. It is left deterministic (Spark refuses a
-   * non-deterministic argument of an aggregate function); a plan that evaluates it
-   * elsewhere than once per row in the tasks is caught by the caller's reconciliation.
+   * The aggregation's call that fills this sketch: {@code input} is the row's hash
+   * ({@code registers}, a bigint) or value ({@code histogram}, a double), NULL for a row
+   * the sketch does not read. Generated code calls {@link Feeder} on the primitive value
+   * (docs/decisions/0072-jvm-functions-called-in-place.md); the column is always false or
+   * NULL, so the aggregation keeps it under a {@code max}. Deterministic, so Spark accepts
+   * it inside an aggregate; a plan that evaluates it elsewhere than once per row in the
+   * tasks is caught by the caller's reconciliation.
    */
-  public UserDefinedFunction udf() {
-    final SketchAccumulator acc = this;
-    if (kind == REGISTERS) {
-      return functions.udf((UDF1<Long, Integer>) x -> acc.addHash(x), DataTypes.IntegerType);
+  public Column column(Column input) {
+    return Calls.invoke(new Feeder(this), kind == REGISTERS ? "hash" : "value",
+        DataTypes.BooleanType, input);
+  }
+
+  /** What generated code calls: the task's copy of the accumulator, fed one value. */
+  public static final class Feeder implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    private final SketchAccumulator acc;
+
+    Feeder(SketchAccumulator acc) {
+      this.acc = acc;
     }
-    return functions.udf((UDF1<Double, Integer>) v -> acc.addValue(v), DataTypes.IntegerType);
+
+    public boolean hash(long x) {
+      acc.addHash(x);
+      return false;
+    }
+
+    public boolean value(double v) {
+      acc.addValue(v);
+      return false;
+    }
+
+    @Override
+    public String toString() {
+      return acc.kind == REGISTERS ? "floe_sketch_registers" : "floe_sketch_histogram";
+    }
   }
 
   private State newState() {
@@ -111,26 +133,18 @@ public final class SketchAccumulator extends AccumulatorV2<Object, byte[]> {
     return state;
   }
 
-  Integer addHash(Long x) {
-    if (x == null) {
-      return null;
-    }
+  void addHash(long x) {
     State s = state();
     if (s != null) {
       s.addHash(x, p);
     }
-    return null;
   }
 
-  Integer addValue(Double v) {
-    if (v == null) {
-      return null;
-    }
+  void addValue(double v) {
     State s = state();
     if (s != null) {
       s.addBucket(bucket(v), v);
     }
-    return null;
   }
 
   long bucket(double v) {
@@ -248,7 +262,7 @@ public final class SketchAccumulator extends AccumulatorV2<Object, byte[]> {
 
   @Override
   public void add(Object v) {
-    throw new UnsupportedOperationException("a sketch is filled through its udf()");
+    throw new UnsupportedOperationException("a sketch is filled through its column()");
   }
 
   @Override
