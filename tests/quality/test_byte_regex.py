@@ -21,6 +21,8 @@ from floe.quality.analyzers import (
     _FRACTIONAL_RE,
     _INTEGRAL_RE,
     BYTE_REGEX_CLASS,
+    CALLS_CLASS,
+    can_ride,
     regex_find,
     text_length,
     value_kind,
@@ -216,3 +218,35 @@ def test_value_kinds_with_the_byte_matcher_are_the_kinds_without_it(spark, monke
     assert "ByteRegex(" not in str(without) and "CAST" in str(without).upper()
     assert [r[0] for r in df.select(without).collect()] == with_matcher
     df.unpersist()
+
+
+def test_the_same_call_on_the_same_column_is_one_expression(spark):
+    """Two matchers of one pattern on one column (a check and a DQDL rule, say), or two
+    lengths of one column, are one expression to Spark, which can then evaluate it once
+    per row; another pattern or another column is another expression."""
+
+    def same(a, b):
+        return a._jc.expr().semanticEquals(b._jc.expr())
+
+    v, w = F.col("v"), F.col("w")
+    email = r"^u[0-9]+@x[.]io$"
+    assert same(regex_find(spark, v, email), regex_find(spark, v, email))
+    assert not same(regex_find(spark, v, email), regex_find(spark, v, _INTEGRAL_RE))
+    assert not same(regex_find(spark, v, email), regex_find(spark, w, email))
+    assert same(text_length(spark, v), text_length(spark, v))
+    assert not same(text_length(spark, v), text_length(spark, w))
+
+
+def test_a_jar_built_before_in_place_calls_keeps_sparks_functions(spark, monkeypatch):
+    """A floe jar from before floe.jvm.Calls has ByteRegex and the accumulator but not the
+    in-place call: the checks keep rlike, Spark's length and the sketches' groupBys
+    instead of failing on a method the old jar lacks."""
+    real = floe.runtime.jars.jvm_class
+    monkeypatch.setattr(
+        floe.runtime.jars,
+        "jvm_class",
+        lambda session, name: None if name == CALLS_CLASS else real(session, name),
+    )
+    assert "RLIKE" in str(regex_find(spark, F.col("v"), r"^u[0-9]+@x[.]io$")).upper()
+    assert "floe_length" not in str(text_length(spark, F.col("v")))
+    assert not can_ride(spark)

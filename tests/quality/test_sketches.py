@@ -265,6 +265,18 @@ def test_a_non_deterministic_filter_keeps_the_sketches_as_groupbys(spark):
     assert got[0] == 4000 and got[1] == _spark_distinct(df, "k")
 
 
+def test_a_constant_column_folded_on_the_driver_falls_back_with_the_same_values(spark, caplog):
+    """A sketch of a column the optimizer knows to be constant: Spark folds the call that
+    fills the accumulator on the driver (docs/decisions/0072-jvm-functions-called-in-place.md),
+    which the reconciliation catches: the groupBys answer, with the same values."""
+    df = spark.range(2000).select(F.lit(7).cast("bigint").alias("x"), F.col("id"))
+    analyzers = [ApproxCountDistinct(("x",)), ApproxQuantile(("x",), quantile=0.5)]
+    with caplog.at_level("INFO", logger=A.__name__):
+        got = [m.value for m in compute_metrics(df, analyzers)]
+    assert got == [m.value for m in compute_metrics(df, analyzers, ride=False)] == [1, 7.0]
+    assert "evaluated on the driver" in caplog.text
+
+
 def test_a_sketch_that_does_not_reconcile_runs_its_groupby(spark, monkeypatch, caplog):
     """An accumulator whose count differs from the aggregation's is not trusted: the
     sketches run as their groupBys, with the same values, and the log says why."""

@@ -271,6 +271,7 @@ class ApproxQuantile(Analyzer):
 # floe's byte-level matcher (docs/decisions/0061-regular-expressions-on-bytes.md).
 BYTE_REGEX_CLASS = "floe.jvm.ByteRegex"
 TEXT_CLASS = "floe.jvm.Text"
+CALLS_CLASS = "floe.jvm.Calls"
 
 
 def regex_find(spark: SparkSession, value: Column, pattern: str) -> Column:
@@ -284,11 +285,19 @@ def regex_find(spark: SparkSession, value: Column, pattern: str) -> Column:
     """
     from pyspark.sql.column import Column as PyColumn
 
-    from floe.runtime.jars import jvm_class
-
-    matcher = jvm_class(spark, BYTE_REGEX_CLASS)
+    matcher = _in_place(spark, BYTE_REGEX_CLASS)
     found = matcher.column(value._jc, pattern) if matcher is not None else None
     return value.rlike(pattern) if found is None else PyColumn(found)
+
+
+def _in_place(spark: SparkSession, name: str) -> Any | None:
+    """Class ``name`` of floe's jar when the jar calls its functions in place
+    (floe.jvm.Calls: a jar built before that has the class but not the call), else None."""
+    from floe.runtime.jars import jvm_class
+
+    if jvm_class(spark, CALLS_CLASS) is None:
+        return None
+    return jvm_class(spark, name)
 
 
 def text_length(spark: SparkSession, value: Column) -> Column:
@@ -298,9 +307,7 @@ def text_length(spark: SparkSession, value: Column) -> Column:
     from pyspark.sql import functions as F
     from pyspark.sql.column import Column as PyColumn
 
-    from floe.runtime.jars import jvm_class
-
-    text = jvm_class(spark, TEXT_CLASS)
+    text = _in_place(spark, TEXT_CLASS)
     return F.length(value) if text is None else PyColumn(text.length(value._jc))
 
 
@@ -388,8 +395,6 @@ def value_kind(df: DataFrame, column: str) -> Column:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from floe.runtime.jars import jvm_class
-
     dtype = df.schema[column].dataType
     value = df[column]
     if isinstance(dtype, T.IntegralType):
@@ -402,7 +407,8 @@ def value_kind(df: DataFrame, column: str) -> Column:
         return F.when(value.isNotNull(), F.lit("string"))
     lowered = F.lower(F.trim(value))
     kind = F.when(value.isNull(), F.lit(None))
-    if not _ansi(df) and jvm_class(df.sparkSession, BYTE_REGEX_CLASS) is None:
+    matcher = _in_place(df.sparkSession, BYTE_REGEX_CLASS)
+    if not _ansi(df) and (matcher is None or matcher.udf(_INTEGRAL_RE) is None):
         # The legacy cast parses bytes and returns NULL on failure. Not under ANSI mode:
         # there a failed cast raises, and try_cast pays a caught exception per
         # non-numeric value (measured 20x slower than the regular expression). Not with
@@ -800,9 +806,7 @@ class Rider:
 
 def can_ride(spark: SparkSession) -> bool:
     """Whether the session's JVM has floe's sketch accumulator (``floe dev build-jvm``)."""
-    from floe.runtime.jars import jvm_class
-
-    return jvm_class(spark, SKETCH_ACCUMULATOR_CLASS) is not None
+    return _in_place(spark, SKETCH_ACCUMULATOR_CLASS) is not None
 
 
 def riders(spark: SparkSession, analyzers: Sequence[Analyzer]) -> list[Rider]:

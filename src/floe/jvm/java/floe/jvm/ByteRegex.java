@@ -31,8 +31,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * that cannot match the empty string; and the anchors {@code ^} and {@code $} as
  * {@code java.util.regex} reads them without flags. Anything else (flags, back
  * references, look-around, possessive quantifiers, {@code \b}, nested classes, non-ASCII
- * in the pattern, ...) is not compiled: {@link #udf} returns null and the caller keeps
- * Spark's {@code rlike}.
+ * in the pattern, ...) is not compiled: {@link #udf} and {@link #column} return null and
+ * the caller keeps Spark's {@code rlike}.
  *
  * <p>Spark deserializes a copy of the function per task. Its caches are built on first
  * use and belong to the thread that built them; any other thread calling the same object
@@ -148,6 +148,18 @@ public final class ByteRegex implements UDF1<byte[], Boolean> {
   @Override
   public String toString() {
     return "ByteRegex(" + pattern + ")";
+  }
+
+  // Equal by pattern: two calls of one pattern on one column are one expression to
+  // Spark, which then evaluates it once per row (common subexpressions).
+  @Override
+  public boolean equals(Object other) {
+    return other instanceof ByteRegex && ((ByteRegex) other).pattern.equals(pattern);
+  }
+
+  @Override
+  public int hashCode() {
+    return pattern.hashCode();
   }
 
   /** The answer for the n bytes at {@code base + off}: the automaton's for ASCII, else java.util.regex's. */

@@ -50,4 +50,15 @@ public final class Text implements Serializable {
   public String toString() {
     return "floe_length";
   }
+
+  // Stateless, so all equal: two lengths of one column are one expression to Spark.
+  @Override
+  public boolean equals(Object other) {
+    return other instanceof Text;
+  }
+
+  @Override
+  public int hashCode() {
+    return Text.class.hashCode();
+  }
 }
