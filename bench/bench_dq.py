@@ -40,7 +40,6 @@ Scale: FLOE_BENCH_DQ_ROWS (default 10,000,000); FLOE_BENCH_DQ_REPEAT (default 2,
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import shutil
@@ -103,21 +102,6 @@ def _side_by_side(runs: dict[str, Callable[[], object]]) -> dict[str, float]:
 
 def _load() -> str:
     return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
-
-
-_GROUPS = itertools.count()
-
-
-def _jobs(spark, fn: Callable[[], object]) -> int:
-    """Spark jobs `fn` runs (the status tracker is fed by the asynchronous listener bus)."""
-    group = f"bench-dq-{next(_GROUPS)}"
-    spark.sparkContext.setJobGroup(group, "bench_dq")
-    try:
-        fn()
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
-    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
 
 
 GX_PINS = ("great-expectations==1.24.1",)
@@ -244,6 +228,7 @@ def main() -> None:
     from floe.quality.checks import parse_checks
     from floe.quality.verification import verify
     from floe.runtime import Settings, get_spark, use_settings
+    from tests.helpers import spark_jobs
 
     home = Path(tempfile.mkdtemp(prefix="floe_bench_dq_"))
     spark = get_spark(Settings.from_env())
@@ -331,8 +316,8 @@ def main() -> None:
     )
     print(f"after the parts: {_load()}", flush=True)
     failed = [r.message for r in verify(spark, TABLE, CHECKS, store=False).results if r.failed]
-    jobs_one_pass = _jobs(spark, lambda: compute_metrics(table, analyzers))
-    jobs_verify = _jobs(spark, lambda: verify(spark, TABLE, CHECKS, model="bench_dq_orders"))
+    jobs_one_pass = spark_jobs(spark, lambda: compute_metrics(table, analyzers))
+    jobs_verify = spark_jobs(spark, lambda: verify(spark, TABLE, CHECKS, model="bench_dq_orders"))
     with_unique = _best(
         lambda: compute_metrics(
             table, [c.analyzer for c in parse_checks([*CHECKS, "is_unique(id)"])]

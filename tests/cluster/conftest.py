@@ -11,7 +11,6 @@ import json
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,12 +33,10 @@ def cluster_root() -> Iterator[Path]:
 def cluster(cluster_root: Path) -> Iterator[Cluster]:
     home = cluster_root / "cluster-home"
     env = child_env(FLOE_HOME=str(home), FLOE_CLUSTER_CORES="2", FLOE_CLUSTER_MEMORY="1536m")
-    started = time.perf_counter()
     try:
         run(["floe", "cluster", "up"], env, timeout=900)
-        up_seconds = time.perf_counter() - started
         values = json.loads(run(["floe", "cluster", "env", "--json"], env).stdout)
-        yield Cluster(cluster_root, home, values, up_seconds)
+        yield Cluster(cluster_root, home, values)
     finally:
         # Safety net; test_down_leaves_no_process_behind checks the real stop.
         subprocess.run(

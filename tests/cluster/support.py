@@ -9,7 +9,7 @@ import secrets
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -87,8 +87,6 @@ class Cluster:
     root: Path
     home: Path
     env: dict[str, str]  # `floe cluster env --json`: the cluster target's variables
-    up_seconds: float
-    timings: dict[str, float] = field(default_factory=dict)
 
     def state(self) -> dict:
         return json.loads((self.home / "cluster" / "state.json").read_text())

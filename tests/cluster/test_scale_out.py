@@ -12,7 +12,6 @@ and by Spark; `floe cluster down` leaves no process behind.
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,8 +35,6 @@ class Builds:
     local: Settings
     cluster: Settings
     cluster_env: dict[str, str]
-    local_seconds: float
-    cluster_seconds: float
 
 
 @pytest.fixture(scope="module")
@@ -59,24 +56,13 @@ def builds(cluster: Cluster) -> Builds:
         DBT_TARGET_PATH=str(cluster.root / "target-cluster"),
         DBT_LOG_PATH=str(cluster.root / "logs-cluster"),
     )
-    started = time.perf_counter()
     run(["dbt", "build", "--target", "cluster"], cluster_env)
-    cluster_seconds = time.perf_counter() - started
-    started = time.perf_counter()
     run(["dbt", "build", "--target", "local"], local_env)
-    local_seconds = time.perf_counter() - started
-    # The closing note's numbers (pytest -s shows them).
-    print(
-        f"\ncluster up {cluster.up_seconds:.1f}s; dbt build: cluster {cluster_seconds:.1f}s, "
-        f"local {local_seconds:.1f}s ({DAYS} days, scale {SCALE})"
-    )
     return Builds(
         landing=landing,
         local=Settings.from_env(local_env),
         cluster=Settings.from_env(cluster_env),
         cluster_env=cluster_env,
-        local_seconds=local_seconds,
-        cluster_seconds=cluster_seconds,
     )
 
 
