@@ -221,6 +221,44 @@ def test_riding_sketches_fill_exactly_the_groupbys_rows(spark):
         assert counted == df.where(A._keep(df, sketch)).count(), sketch
 
 
+def test_the_accumulator_locates_each_rank_in_the_bucket_the_rows_hold(spark):
+    """A riding quantile asks the accumulator for the bucket at a rank instead of taking
+    every bucket: for the first, the last and a spread of ranks over hostile doubles (both
+    signs, zeros, infinities, NaN, subnormals), the bucket, its count, its least and
+    greatest value and the rows before it are the groupBy rows' own."""
+    rnd = random.Random(13)
+    values = _boundary_values() + [rnd.uniform(-1e6, 1e6) for _ in range(3000)]
+    values += [rnd.paretovariate(0.5) for _ in range(2000)] + [None] * 10
+    df = spark.createDataFrame([(v,) for v in values], "x double").repartition(3)
+    sketch = A.Sketch("histogram", "x", None)
+    rider = A.riders(spark, [_analyzer_of(sketch)])[0]
+    frame, _ = A.scan_frame(df, [], [rider])
+    counted = frame.collect()[0][0]
+    grouped = [tuple(r) for r in A._sketch_frame(df, sketch).collect()]
+    n, from_rows = A.SketchResult(sketch, grouped, df)._buckets()
+    assert n == counted == len(values) - 10
+    ranks = sorted({1, 2, n - 1, n, *(rnd.randint(1, n) for _ in range(300))})
+    locate = A._rider_locate(rider)
+    for rank in ranks:
+        assert _same_rows([locate(rank)]) == _same_rows([from_rows(rank)]), rank
+    with pytest.raises(A.AnalyzerError, match="no bucket at rank"):
+        locate(n + 1)
+
+
+def test_riding_quantiles_equal_the_groupbys_over_hostile_values(spark):
+    rnd = random.Random(17)
+    values = _boundary_values() * 20 + [rnd.gauss(0, 1e3) for _ in range(4000)]
+    df = spark.createDataFrame([(v, i % 2) for i, v in enumerate(values)], "x double, g int")
+    analyzers = [
+        ApproxQuantile(("x",), quantile=q, where=w)
+        for q in (0.0, 0.0001, 0.01, 0.25, 0.5, 0.75, 0.99, 0.9999, 1.0)
+        for w in (None, "g = 1")
+    ]
+    ridden = [m.value for m in compute_metrics(df, analyzers)]
+    grouped = [m.value for m in compute_metrics(df, analyzers, ride=False)]
+    assert _same_rows([ridden]) == _same_rows([grouped])
+
+
 def test_riding_and_grouped_checks_give_the_same_metrics(spark):
     rnd = random.Random(9)
     rows = [(rnd.gauss(50, 20), rnd.randint(0, 400), rnd.choice("ab")) for _ in range(20000)]

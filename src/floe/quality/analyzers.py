@@ -52,6 +52,8 @@ Semantics (documented because checks are written against them):
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import logging
 import math
 import re
@@ -666,14 +668,39 @@ def _normalized(value: Column, dtype: Any) -> Column:
     return value
 
 
+# A histogram's bucket at a rank: (rows in the buckets before it, its count, its least
+# value, its greatest value).
+Bucket = tuple[int, int, float, float]
+
+
 @dataclass
 class SketchResult:
-    """The collected groupBy of one sketch, and how to read more of its column."""
+    """The collected groupBy of one sketch, and how to read more of its column.
+
+    A histogram is either its `rows` (the groupBy's) or, riding, a `locate` that finds
+    the bucket at a rank in the accumulator and the `total` of its rows: a quantile reads
+    three buckets, never all of them."""
 
     sketch: Sketch
     rows: list[tuple]
     df: DataFrame
     estimate: int | None = None  # approx_count_distinct computed by Spark's function
+    locate: Callable[[int], Bucket] | None = None
+    total: int | None = None
+
+    def _buckets(self) -> tuple[int, Callable[[int], Bucket]]:
+        """The histogram's row count, and its bucket at a rank (1 to the count)."""
+        if self.locate is not None and self.total is not None:
+            return self.total, self.locate
+        buckets = sorted(self.rows)
+        before = list(itertools.accumulate((count for _, count, _, _ in buckets), initial=0))
+
+        def locate(rank: int) -> Bucket:
+            at = bisect.bisect_left(before, rank) - 1
+            _, count, low, high = buckets[at]
+            return before[at], count, low, high
+
+        return before[-1], locate
 
     def distinct(self) -> int:
         """Spark's HyperLogLog++ estimate of the registers (its own code, through the JVM)."""
@@ -684,20 +711,15 @@ class SketchResult:
     def quantile(self, q: float, accuracy: int) -> float | None:
         """The value at rank ceil(q * n), to n / accuracy ranks, as percentile_approx
         answers it (its least and greatest value within one rank error of the ends)."""
-        buckets = sorted(self.rows)
-        n = sum(count for _, count, _, _ in buckets)
+        n, locate = self._buckets()
         if n == 0:
             return None
         if q <= 1.0 / accuracy:
-            return float(buckets[0][2])
+            return float(locate(1)[2])
         if q >= 1.0 - 1.0 / accuracy:
-            return float(buckets[-1][3])
+            return float(locate(n)[3])
         rank = max(1, math.ceil(q * n))
-        before, at = 0, 0
-        while before + buckets[at][1] < rank:
-            before += buckets[at][1]
-            at += 1
-        _, count, low, high = buckets[at]
+        before, count, low, high = locate(rank)
         # Every value of the bucket is within count - 1 ranks of the target.
         if low == high or (math.isnan(low) and math.isnan(high)) or count - 1 <= n / accuracy:
             return float(low)
@@ -839,7 +861,7 @@ def _rider_columns(df: DataFrame, rider: Rider) -> list[Column]:
 
 
 def _rider_rows(rider: Rider) -> list[tuple]:
-    """The accumulator's merged state as the sketch's groupBy rows."""
+    """The accumulator's merged state as the sketch's groupBy rows (every bucket)."""
     import base64
     import struct
 
@@ -847,6 +869,28 @@ def _rider_rows(rider: Rider) -> list[tuple]:
     if rider.sketch.kind == "registers":
         return list(struct.iter_unpack(">iq", data))
     return list(struct.iter_unpack(">qqdd", data))
+
+
+def _rider_locate(rider: Rider) -> Callable[[int], Bucket]:
+    """The histogram bucket at a rank, found by the accumulator (`SketchAccumulator.locate`:
+    four longs in hex, the values as their bits)."""
+    import struct
+
+    def signed(text: str) -> int:
+        value = int(text, 16)
+        return value - (1 << 64) if value > _LONG_MAX else value
+
+    def as_double(text: str) -> float:
+        return float(struct.unpack(">d", struct.pack(">q", signed(text)))[0])
+
+    def locate(rank: int) -> Bucket:
+        found = str(rider.accumulator.locate(rank))
+        if not found:
+            raise AnalyzerError(f"sketch of {rider.sketch.column}: no bucket at rank {rank}")
+        before, count, low, high = found.split(",")
+        return signed(before), signed(count), as_double(low), as_double(high)
+
+    return locate
 
 
 @dataclass
@@ -1074,7 +1118,9 @@ def _run_scan(
             estimate = int(accumulator.estimate(HLL_RELATIVE_SD))
             results[rider.sketch] = SketchResult(rider.sketch, [], df, estimate=estimate)
         else:
-            results[rider.sketch] = SketchResult(rider.sketch, _rider_rows(rider), df)
+            results[rider.sketch] = SketchResult(
+                rider.sketch, [], df, locate=_rider_locate(rider), total=int(counted)
+            )
     out.update(_sketch_values(sketch, results))
     return out
 

@@ -53,6 +53,9 @@ public final class SketchAccumulator extends AccumulatorV2<Object, byte[]> {
   private final java.util.HashSet<Integer> seen = new java.util.HashSet<>();
   private State merged;
   private volatile boolean onDriver;
+  // locate's view of the merged histogram: its buckets sorted, and the rows before each.
+  private transient long[][] sorted;
+  private transient long[] sortedBefore;
 
   private SketchAccumulator(int kind, int p, double perLn, long offset) {
     this.kind = kind;
@@ -210,6 +213,51 @@ public final class SketchAccumulator extends AccumulatorV2<Object, byte[]> {
   }
 
   /**
+   * The histogram bucket that holds rank {@code rank} (1 to {@link #count}) of the merged
+   * values in bucket order, as four longs in hex, comma-separated: the rows in the buckets
+   * before it, its count, and its least and greatest value's bits. A quantile needs one
+   * bucket and the two ends, so it asks for three instead of taking every bucket through
+   * py4j (ten thousand buckets are 0.05 s of string transfer); "" for a rank beyond the
+   * rows. The buckets are sorted once per merged state.
+   */
+  public synchronized String locate(long rank) {
+    if (merged == null || rank < 1 || rank > merged.rows) {
+      return "";
+    }
+    if (sorted == null) {
+      long[][] rowsOf = new long[merged.size][];
+      int[] n = {0};
+      merged.forEach(
+          (bucket, count, low, high) ->
+              rowsOf[n[0]++] =
+                  new long[] {
+                    bucket, count, Double.doubleToRawLongBits(low), Double.doubleToRawLongBits(high)
+                  });
+      java.util.Arrays.sort(rowsOf, (a, b) -> Long.compare(a[0], b[0]));
+      long[] before = new long[rowsOf.length];
+      for (int i = 1; i < rowsOf.length; i++) {
+        before[i] = before[i - 1] + rowsOf[i - 1][1];
+      }
+      sorted = rowsOf;
+      sortedBefore = before;
+    }
+    // The last bucket whose rows before it are fewer than the rank.
+    int lo = 0;
+    int hi = sorted.length - 1;
+    while (lo < hi) {
+      int mid = (lo + hi + 1) >>> 1;
+      if (sortedBefore[mid] < rank) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    long[] b = sorted[lo];
+    return Long.toHexString(sortedBefore[lo]) + "," + Long.toHexString(b[1]) + ","
+        + Long.toHexString(b[2]) + "," + Long.toHexString(b[3]);
+  }
+
+  /**
    * The merged state as bytes (big-endian): for registers, (register int, least w long)
    * per register that saw a row; for a histogram, (bucket long, count long, least double,
    * greatest double) per bucket.
@@ -257,6 +305,8 @@ public final class SketchAccumulator extends AccumulatorV2<Object, byte[]> {
     state = null;
     seen.clear();
     merged = null;
+    sorted = null;
+    sortedBefore = null;
     onDriver = false;
   }
 
@@ -276,6 +326,8 @@ public final class SketchAccumulator extends AccumulatorV2<Object, byte[]> {
       merged = newState();
     }
     merged.mergeFrom(o.state);
+    sorted = null;
+    sortedBefore = null;
   }
 
   /**
