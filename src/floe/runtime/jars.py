@@ -140,14 +140,29 @@ def build_decode_jar(javac: str = "javac") -> Path:
     return DECODE_JAR
 
 
+# jvm_class's answers per JVM: (the gateway's view, the class or None) by name.
+_CLASSES: dict[str, tuple[Any, Any]] = {}
+
+
 def jvm_class(spark: Any, name: str) -> Any | None:
-    """The py4j handle of class ``name`` in ``spark``'s JVM (floe's jar), or None."""
-    target: Any = spark.sparkContext._jvm
-    if target is None:
+    """The py4j handle of class ``name`` in ``spark``'s JVM (floe's jar), or None.
+
+    Found once per JVM: each part of the name is a py4j round trip (1 ms for the first,
+    which the JVM looks up as a class before a package), and a check run asks for floe's
+    classes a dozen times. The driver's classpath is fixed when its JVM starts, so the
+    answer, a class or None, holds until another gateway (another JVM) asks again."""
+    jvm: Any = spark.sparkContext._jvm
+    if jvm is None:
         return None
+    known = _CLASSES.get(name)
+    if known is not None and known[0] is jvm:
+        return known[1]
+    target = jvm
     for part in name.split("."):
         target = getattr(target, part)
-    return target if type(target).__name__ == "JavaClass" else None  # else a JavaPackage
+    found = target if type(target).__name__ == "JavaClass" else None  # else a JavaPackage
+    _CLASSES[name] = (jvm, found)
+    return found
 
 
 def register_jvm_udf(spark: Any, name: str, udf: Any, return_type: str) -> None:

@@ -19,7 +19,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from floe.runtime.jars import decode_jar, resolve_jars
 from floe.runtime.launcher import launch_overlay
@@ -215,6 +215,7 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
             _child_environment(s)
             spark = session_builder(s).getOrCreate()
         if spark not in _READY:
+            memoize_function_lookups()
             spark.sparkContext.setLogLevel(s.spark_log_level)
             ensure_schemas(spark)
             _run_hooks(spark, s)
@@ -222,6 +223,36 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
         _SESSION = spark
         _SESSION_SETTINGS = s
     return spark
+
+
+def memoize_function_lookups() -> None:
+    """Make PySpark find each of Spark's SQL functions over py4j once per process.
+
+    Every ``pyspark.sql.functions`` call looks its JVM method up by name before calling
+    it: two round trips to the JVM (the ``functions`` class, then the method) for the one
+    that does the work. A check run builds a few hundred columns, so the lookups were
+    60 ms of its 150 ms of column building, on every run whatever the table's size
+    (docs/decisions/0073-fewer-py4j-round-trips-per-check-run.md). The method handle
+    (a py4j ``JavaMember`` of a static method: a name and a gateway, no state) is kept
+    per gateway view and name; a new gateway (another JVM) looks up again. Idempotent."""
+    from pyspark.sql import functions
+
+    looked_up = getattr(functions, "_get_jvm_function", None)
+    if looked_up is None or getattr(looked_up, "_floe_memo", False):
+        return  # another PySpark's layout: its own lookups stay
+    members: dict[str, tuple[Any, Any]] = {}
+
+    def lookup(name: str, sc: Any) -> Any:
+        jvm = sc._jvm
+        known = members.get(name)
+        if known is not None and known[0] is jvm:
+            return known[1]
+        member = looked_up(name, sc)
+        members[name] = (jvm, member)
+        return member
+
+    lookup._floe_memo = True  # type: ignore[attr-defined]
+    functions._get_jvm_function = lookup
 
 
 def prestart(settings: Settings) -> bool:
