@@ -1,6 +1,7 @@
-"""Lookups over py4j done once per JVM: Spark's SQL functions (memoize_function_lookups,
-which floe's session start installs) and floe's classes (jvm_class). A check run builds a
-few hundred columns; every lookup was a round trip to the JVM
+"""Lookups over py4j done once per JVM: the running session (get_spark), Spark's SQL
+functions (memoize_function_lookups, which floe's session start installs) and floe's
+classes (jvm_class). A check run builds a few hundred columns and the dbt adapter asks
+for the session once per statement; every lookup was a round trip to the JVM
 (docs/decisions/0073-fewer-py4j-round-trips-per-check-run.md)."""
 
 from types import SimpleNamespace
@@ -62,4 +63,17 @@ def test_floe_classes_are_found_once_per_jvm(spark, round_trips):
     round_trips.clear()
     assert jars.jvm_class(spark, "floe.jvm.Calls") is found
     assert jars.jvm_class(spark, "floe.jvm.NoSuchClass") is None
+    assert round_trips == []
+
+
+def test_the_running_session_is_handed_out_without_asking_the_jvm(spark, round_trips):
+    """The dbt adapter asks for the session once per statement: the process's session,
+    started, comes back as it is (asking the JVM for the thread's active one was eight
+    round trips and a new wrapper object each time)."""
+    from floe.runtime import get_spark
+
+    assert get_spark() is get_spark()
+    round_trips.clear()
+    for _ in range(5):
+        assert get_spark() is spark
     assert round_trips == []
