@@ -860,17 +860,6 @@ def _rider_columns(df: DataFrame, rider: Rider) -> list[Column]:
     return [F.count(F.when(keep, F.lit(1))), F.max(filled)]
 
 
-def _rider_rows(rider: Rider) -> list[tuple]:
-    """The accumulator's merged state as the sketch's groupBy rows (every bucket)."""
-    import base64
-    import struct
-
-    data = base64.b64decode(rider.accumulator.encoded())
-    if rider.sketch.kind == "registers":
-        return list(struct.iter_unpack(">iq", data))
-    return list(struct.iter_unpack(">qqdd", data))
-
-
 def _rider_locate(rider: Rider) -> Callable[[int], Bucket]:
     """The histogram bucket at a rank, found by the accumulator (`SketchAccumulator.locate`:
     four longs in hex, the values as their bits)."""

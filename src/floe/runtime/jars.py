@@ -8,7 +8,7 @@ and ``Settings.allow_maven``) Maven coordinates for ``spark.jars.packages``.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,8 +140,24 @@ def build_decode_jar(javac: str = "javac") -> Path:
     return DECODE_JAR
 
 
-# jvm_class's answers per JVM: (the gateway's view, the class or None) by name.
-_CLASSES: dict[str, tuple[Any, Any]] = {}
+class PerJvm:
+    """Answers found over py4j, kept by name for the gateway view that found them: a new
+    gateway (another JVM) finds them again. Used where a lookup is a round trip repeated
+    for the same answer (floe's classes here, Spark's functions in floe.runtime.session)."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[Any, Any]] = {}
+
+    def get(self, jvm: Any, name: str, find: Callable[[], Any]) -> Any:
+        known = self._known.get(name)
+        if known is not None and known[0] is jvm:
+            return known[1]
+        found = find()
+        self._known[name] = (jvm, found)
+        return found
+
+
+_CLASSES = PerJvm()
 
 
 def jvm_class(spark: Any, name: str) -> Any | None:
@@ -150,19 +166,18 @@ def jvm_class(spark: Any, name: str) -> Any | None:
     Found once per JVM: each part of the name is a py4j round trip (1 ms for the first,
     which the JVM looks up as a class before a package), and a check run asks for floe's
     classes a dozen times. The driver's classpath is fixed when its JVM starts, so the
-    answer, a class or None, holds until another gateway (another JVM) asks again."""
+    answer, a class or None, holds for that JVM."""
     jvm: Any = spark.sparkContext._jvm
     if jvm is None:
         return None
-    known = _CLASSES.get(name)
-    if known is not None and known[0] is jvm:
-        return known[1]
-    target = jvm
-    for part in name.split("."):
-        target = getattr(target, part)
-    found = target if type(target).__name__ == "JavaClass" else None  # else a JavaPackage
-    _CLASSES[name] = (jvm, found)
-    return found
+
+    def find() -> Any | None:
+        target = jvm
+        for part in name.split("."):
+            target = getattr(target, part)
+        return target if type(target).__name__ == "JavaClass" else None  # else a JavaPackage
+
+    return _CLASSES.get(jvm, name, find)
 
 
 def register_jvm_udf(spark: Any, name: str, udf: Any, return_type: str) -> None:

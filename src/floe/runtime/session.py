@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from floe.runtime.jars import decode_jar, resolve_jars
+from floe.runtime.jars import PerJvm, decode_jar, resolve_jars
 from floe.runtime.launcher import launch_overlay
 from floe.runtime.settings import Settings
 
@@ -194,11 +194,10 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
     from pyspark.sql import SparkSession
 
     global _SESSION, _SESSION_SETTINGS
-    # The process's session, started: handed out without asking the JVM. Asking it for
-    # the thread's active session costs eight py4j round trips and a new Python wrapper
-    # (2.3 ms), and the dbt adapter asks once per statement. A dbt thread has no active
-    # session of its own either way; the builder, which re-reads the settings, resolves
-    # the jars and re-applies every option over py4j under _START, cost 0.1 s per node.
+    # The process's session, once started, is handed out without asking the JVM: the
+    # thread's active session costs eight py4j round trips and a new Python wrapper
+    # (2.3 ms), and the dbt adapter asks once per statement; the builder re-reads the
+    # settings, resolves the jars and re-applies every option under _START (0.1 s).
     known = _SESSION
     if settings is None and known is not None and known.sparkContext._jsc is not None:
         return known
@@ -242,16 +241,10 @@ def memoize_function_lookups() -> None:
     looked_up = getattr(functions, "_get_jvm_function", None)
     if looked_up is None or getattr(looked_up, "_floe_memo", False):
         return  # another PySpark's layout: its own lookups stay
-    members: dict[str, tuple[Any, Any]] = {}
+    members = PerJvm()
 
     def lookup(name: str, sc: Any) -> Any:
-        jvm = sc._jvm
-        known = members.get(name)
-        if known is not None and known[0] is jvm:
-            return known[1]
-        member = looked_up(name, sc)
-        members[name] = (jvm, member)
-        return member
+        return members.get(sc._jvm, name, lambda: looked_up(name, sc))
 
     lookup._floe_memo = True  # type: ignore[attr-defined]
     functions._get_jvm_function = lookup
