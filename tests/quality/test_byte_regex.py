@@ -131,6 +131,22 @@ def test_the_byte_matcher_answers_as_rlike(spark, corpus, pattern):
     assert "ByteRegex(" in plan, plan  # the byte matcher ran, not only rlike
 
 
+def test_more_states_than_the_cache_holds(spark):
+    """`[ab]*a[ab]{10}$` has 1,024 sets of alive nodes, twice the 512 states the matcher
+    caches: random a/b values of every length meet them all, so moves are cached, read,
+    and then refused (the cache full) and stepped the general way. Every answer is
+    rlike's."""
+    rng = random.Random(74)
+    values = ["".join(rng.choice("ab") for _ in range(rng.randrange(70))) for _ in range(3000)]
+    df = spark.createDataFrame([(v,) for v in values], "v string").repartition(1)
+    pattern = r"[ab]*a[ab]{10}$"
+    since = last_execution_id(spark)
+    assert _differences(spark, df, pattern) == 0
+    assert "ByteRegex(" in "\n".join(executed_plans(spark, since).values())
+    # Both answers occur, so neither a matcher always true nor always false passes.
+    assert 0 < df.where(regex_find(spark, F.col("v"), pattern)).count() < len(values)
+
+
 @pytest.mark.parametrize("pattern", INELIGIBLE)
 def test_patterns_outside_the_subset_keep_rlike(spark, pattern):
     jvm = spark.sparkContext._jvm

@@ -73,7 +73,7 @@ public final class ByteRegex implements UDF1<byte[], Boolean> {
   private transient Pattern fallback;
   private transient HashMap<Long, Integer> ids;
   private transient long[] states;
-  /** [state * 128 + byte]: the next state << 2 | MATCHED or DEAD; -1 not yet known. */
+  /** [state * 128 + byte]: the next state * 128 | MATCHED or DEAD; -1 not yet known. */
   private transient int[] moves;
   /** [state * 128 + byte] of the last byte: 0 not yet known, 1 no match, 2 a match. */
   private transient byte[] finals;
@@ -215,49 +215,83 @@ public final class ByteRegex implements UDF1<byte[], Boolean> {
    * Through cached moves between numbered sets of alive nodes wherever the next position
    * is a plain one (not the start, {@code $} not holding), which is every position but the
    * last in most values; the general step elsewhere.
+   *
+   * <p>A move is read as the next state's row in {@code moves} (its number times 128),
+   * so the step from one byte to the next is one load and one add, with no multiply
+   * and no shift between them; its two low bits (always zero in a row number) carry
+   * MATCHED or DEAD, and -1 a move not yet known: one test, off that chain, for all three.
    */
   boolean find(Object x, long off, int n) {
     if (n < 3 || !cached()) {
       return general(x, off, n, 0, 0);
     }
     // n >= 3: position 0 is the start, and `$` cannot hold there.
-    int id = startId;
-    if ((states[id] & matchBit) != 0) {
+    if ((states[startId] & matchBit) != 0) {
       return true;
     }
-    for (int i = 0; i < n - 1; i++) {
-      int next = i + 1;
-      if (next >= n - 2 && dollar(x, off, next, n)) {
-        return general(x, off, n, i, states[id]);
-      }
-      byte b = at(x, off, i);
-      int move = id * 128 + b;
-      int to = moves[move];
-      if (to < 0) {
-        long alive = step(states[id], b, 0) | start[0];
-        int toId = idOf(alive);
-        if (toId < 0) {
-          return general(x, off, n, i, states[id]);
+    int[] mv = moves;
+    int row = startId << 7;
+    int i = 0;
+    // Bytes 0 .. n-4 lead to positions 1 .. n-3, where `$` cannot hold (it holds at the
+    // end, or before a line end in the last two bytes): the cached move alone.
+    for (int plain = n - 3; i < plain; i++) {
+      int to = mv[row + at(x, off, i)];
+      if ((to & (Integer.MIN_VALUE | 3)) != 0) {
+        if (to < 0) {
+          to = learn(row, at(x, off, i));
+          if (to < 0) {
+            return general(x, off, n, i, states[row >> 7]);
+          }
         }
-        int flag = (alive & matchBit) != 0 ? MATCHED : alive == 0 && !restarts ? DEAD : 0;
-        to = toId << 2 | flag;
-        moves[move] = to;
+        if ((to & 3) != 0) {
+          return (to & 3) == MATCHED;
+        }
+      }
+      row = to;
+    }
+    // Bytes n-3 and n-2, into positions n-2 and n-1, where `$` may hold.
+    for (; i < n - 1; i++) {
+      if (dollar(x, off, i + 1, n)) {
+        return general(x, off, n, i, states[row >> 7]);
+      }
+      int to = mv[row + at(x, off, i)];
+      if (to < 0) {
+        to = learn(row, at(x, off, i));
+        if (to < 0) {
+          return general(x, off, n, i, states[row >> 7]);
+        }
       }
       if ((to & 3) != 0) {
         return (to & 3) == MATCHED;
       }
-      id = to >> 2;
+      row = to;
     }
     // The last byte, into position n, where `$` holds.
     byte last = at(x, off, n - 1);
-    int move = id * 128 + last;
+    int move = row + last;
     byte known = finals[move];
     if (known == 0) {
-      long end = step(states[id], last, AT_DOLLAR) | start[AT_DOLLAR];
+      long end = step(states[row >> 7], last, AT_DOLLAR) | start[AT_DOLLAR];
       known = (end & matchBit) != 0 ? (byte) 2 : (byte) 1;
       finals[move] = known;
     }
     return known == 2;
+  }
+
+  /**
+   * The move from the state at {@code row} on byte b into a plain position, now cached:
+   * the next state's row | MATCHED or DEAD; -1 when the cache is full (no move cached).
+   */
+  private int learn(int row, byte b) {
+    long alive = step(states[row >> 7], b, 0) | start[0];
+    int toId = idOf(alive);
+    if (toId < 0) {
+      return -1;
+    }
+    int flag = (alive & matchBit) != 0 ? MATCHED : alive == 0 && !restarts ? DEAD : 0;
+    int to = toId << 7 | flag;
+    moves[row + b] = to;
+    return to;
   }
 
   /** From position i with {@code current} alive there (before the entry's closure). */
