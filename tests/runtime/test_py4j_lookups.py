@@ -16,12 +16,13 @@ from floe.runtime.session import memoize_function_lookups
 
 @pytest.fixture
 def round_trips(monkeypatch):
-    """The commands this thread sends to the JVM, as their first two lines."""
+    """The commands this thread sends to the JVM, as their first three lines (the kind,
+    and the target and member, or the name looked up)."""
     sent: list[str] = []
     send = clientserver.ClientServerConnection.send_command
 
     def counted(self, command):
-        sent.append(":".join(command.split("\n")[:2]))
+        sent.append(":".join(command.split("\n")[:3]))
         return send(self, command)
 
     monkeypatch.setattr(clientserver.ClientServerConnection, "send_command", counted)
@@ -77,3 +78,42 @@ def test_the_running_session_is_handed_out_without_asking_the_jvm(spark, round_t
     for _ in range(5):
         assert get_spark() is spark
     assert round_trips == []
+
+
+def test_a_check_runs_aggregation_is_built_without_lookups(spark, round_trips):
+    """The aggregation of checks without a `where` (contained_in's values, data_type's
+    kinds, counts and bounds) is built with no reflection for a function, no column
+    resolved against the table on the spot, and no `when(true, ...)`: each was a round
+    trip of its own, on every check run
+    (docs/decisions/0074-check-columns-built-in-fewer-round-trips.md). The values are
+    the same as with a `where` that every row passes."""
+    from floe.quality.analyzers import compute_metrics, scan_frame
+    from floe.quality.checks import parse_checks
+
+    df = spark.createDataFrame(
+        [(i, ["US", "DE", "XX"][i % 3], str(i) if i % 4 else "x", float(i)) for i in range(12)],
+        "id int, country string, code string, amount double",
+    )
+    checks = [
+        "size > 0",
+        "completeness(code) >= 0",
+        "is_contained_in(country, ['US', 'DE'])",
+        "has_data_type(code, integral)",
+        "maximum(amount) <= 100",
+        "compliance('amount >= 0') == 1",
+    ]
+    analyzers = [c.analyzer for c in parse_checks(checks)]
+    scan_frame(df, analyzers)  # every lookup once, now or by an earlier test
+    round_trips.clear()
+    scan_frame(df, analyzers)
+    # (PySpark's own `_to_seq` still finds PythonUtils by name for a list argument.)
+    assert not [c for c in round_trips if c.startswith("r:") and "PythonUtils" not in c]
+    assert not [c for c in round_trips if c.startswith("c:") and c.endswith(":apply")]
+    built = str(scan_frame(df, analyzers)[0]._jdf.queryExecution().logical())
+    assert "CASE WHEN true" not in built.upper(), built
+    everywhere = [
+        c.analyzer for c in parse_checks([{"check": c, "where": "id >= 0"} for c in checks])
+    ]
+    plain = [m.value for m in compute_metrics(df, analyzers)]
+    assert plain == [m.value for m in compute_metrics(df, everywhere)]
+    assert plain == [12.0, 1.0, 8 / 12, 9 / 12, 11.0, 1.0]

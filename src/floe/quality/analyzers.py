@@ -64,6 +64,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from floe.runtime.jars import PerJvm
+
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
@@ -119,30 +121,43 @@ class Analyzer:
     def from_sketch(self, result: SketchResult) -> float | None:
         raise NotImplementedError
 
-    # Helpers shared by subclasses.
-    def _cond(self) -> Column:
+    # Helpers shared by subclasses. Without a `where` they build no `when(true, ...)`:
+    # Spark's answer is the same, and a check run builds a few hundred columns over py4j,
+    # a round trip each (docs/decisions/0074-check-columns-built-in-fewer-round-trips.md).
+    def _filtered(self, value: Column) -> Column:
+        """`value` on the rows `where` holds, NULL on the others."""
         from pyspark.sql import functions as F
 
-        return F.expr(self.where) if self.where else F.lit(True)
+        return F.when(F.expr(self.where), value) if self.where else value
+
+    def _hits(self, hit: Column) -> Column:
+        """How many rows `where` and `hit` hold on."""
+        from pyspark.sql import functions as F
+
+        if self.where:
+            hit = F.expr(self.where) & hit
+        return F.count(F.when(hit, F.lit(1)))
 
     def _col(self, df: DataFrame, i: int = 0) -> Column:
-        return df[self.columns[i]]
+        # By name, resolved with the aggregation: `df[name]` resolves it against `df`'s
+        # plan on the spot, a round trip of 0.5 ms per use (the columns were checked).
+        from pyspark.sql import functions as F
+
+        return F.col(self.columns[i])
 
     def _rows(self) -> Column:
         from pyspark.sql import functions as F
 
-        return F.count(F.when(self._cond(), F.lit(1)))
+        return F.count(self._filtered(F.lit(1)))
 
     def _nonnull(self, df: DataFrame) -> Column:
         from pyspark.sql import functions as F
 
-        return F.count(F.when(self._cond(), self._col(df)))
+        return F.count(self._filtered(self._col(df)))
 
     def _over(self, df: DataFrame, agg: Any) -> Column:
         """`agg` (a pyspark.sql.functions aggregate) over the column, rows filtered by where."""
-        from pyspark.sql import functions as F
-
-        return agg(F.when(self._cond(), self._col(df).cast("double")))
+        return agg(self._filtered(self._col(df).cast("double")))
 
 
 def _ratio(num: Any, den: Any) -> float | None:
@@ -238,7 +253,7 @@ class MaxLength(Analyzer):
         from pyspark.sql import functions as F
 
         length = text_length(df.sparkSession, self._col(df).cast("string"))
-        return [F.max(F.when(self._cond(), length))]
+        return [F.max(self._filtered(length))]
 
     def finish(self, values: Sequence[Any]) -> float | None:
         return _num(values[0])
@@ -287,8 +302,8 @@ def regex_find(spark: SparkSession, value: Column, pattern: str) -> Column:
     """
     from pyspark.sql.column import Column as PyColumn
 
-    matcher = _in_place(spark, BYTE_REGEX_CLASS)
-    found = matcher.column(value._jc, pattern) if matcher is not None else None
+    column = _in_place_method(spark, BYTE_REGEX_CLASS, "column")
+    found = column(value._jc, pattern) if column is not None else None
     return value.rlike(pattern) if found is None else PyColumn(found)
 
 
@@ -302,6 +317,32 @@ def _in_place(spark: SparkSession, name: str) -> Any | None:
     return jvm_class(spark, name)
 
 
+_METHODS = PerJvm()
+
+
+def _in_place_method(spark: SparkSession, name: str, method: str) -> Any | None:
+    """Static method ``method`` of :func:`_in_place`'s class ``name``, or None. Kept per
+    JVM: py4j looks a static method up by reflection on each use (a py4j member is a
+    name and a gateway, no state), and a check run calls a few on every run."""
+    cls = _in_place(spark, name)
+    if cls is None:
+        return None
+    return _METHODS.get(spark.sparkContext._jvm, f"{name}.{method}", lambda: getattr(cls, method))
+
+
+_ELIGIBLE = PerJvm()
+
+
+def _byte_regex_compiles(spark: SparkSession, pattern: str) -> bool:
+    """Whether floe's byte matcher is there and compiles ``pattern`` (kept per JVM: the
+    answer for a pattern is fixed by the jar the JVM loaded)."""
+
+    udf = _in_place_method(spark, BYTE_REGEX_CLASS, "udf")
+    if udf is None:
+        return False
+    return bool(_ELIGIBLE.get(spark.sparkContext._jvm, pattern, lambda: udf(pattern) is not None))
+
+
 def text_length(spark: SparkSession, value: Column) -> Column:
     """``length(value)`` of a string column, Spark's answer (characters), NULL for NULL:
     with floe's jar, counted without stepping through an ASCII value byte by byte
@@ -309,8 +350,8 @@ def text_length(spark: SparkSession, value: Column) -> Column:
     from pyspark.sql import functions as F
     from pyspark.sql.column import Column as PyColumn
 
-    text = _in_place(spark, TEXT_CLASS)
-    return F.length(value) if text is None else PyColumn(text.length(value._jc))
+    length = _in_place_method(spark, TEXT_CLASS, "length")
+    return F.length(value) if length is None else PyColumn(length(value._jc))
 
 
 @dataclass(frozen=True)
@@ -329,11 +370,10 @@ class PatternMatch(Analyzer):
         return self.pattern
 
     def aggregates(self, df: DataFrame) -> list[Column]:
-        from pyspark.sql import functions as F
 
         value = self._col(df).cast("string")
-        hit = self._cond() & value.isNotNull() & regex_find(df.sparkSession, value, self.pattern)
-        return [F.count(F.when(hit, F.lit(1))), self._nonnull(df)]
+        hit = value.isNotNull() & regex_find(df.sparkSession, value, self.pattern)
+        return [self._hits(hit), self._nonnull(df)]
 
     def finish(self, values: Sequence[Any]) -> float | None:
         return _ratio(values[0], values[1])
@@ -351,8 +391,7 @@ class Compliance(Analyzer):
     def aggregates(self, df: DataFrame) -> list[Column]:
         from pyspark.sql import functions as F
 
-        hit = self._cond() & F.coalesce(F.expr(self.predicate), F.lit(False))
-        return [F.count(F.when(hit, F.lit(1))), self._rows()]
+        return [self._hits(F.coalesce(F.expr(self.predicate), F.lit(False))), self._rows()]
 
     def finish(self, values: Sequence[Any]) -> float | None:
         return _ratio(values[0], values[1])
@@ -371,8 +410,9 @@ class ContainedIn(Analyzer):
         from pyspark.sql import functions as F
 
         value = self._col(df)
-        hit = self._cond() & value.isNotNull() & value.isin(list(self.allowed))
-        return [F.count(F.when(hit, F.lit(1))), self._nonnull(df)]
+        # Literal columns: `isin` of plain values looks `functions` up twice per value.
+        hit = value.isNotNull() & value.isin([F.lit(v) for v in self.allowed])
+        return [self._hits(hit), self._nonnull(df)]
 
     def finish(self, values: Sequence[Any]) -> float | None:
         return _ratio(values[0], values[1])
@@ -398,7 +438,7 @@ def value_kind(df: DataFrame, column: str) -> Column:
     from pyspark.sql import types as T
 
     dtype = df.schema[column].dataType
-    value = df[column]
+    value = F.col(column)  # resolved with the aggregation (see Analyzer._col)
     if isinstance(dtype, T.IntegralType):
         return F.when(value.isNotNull(), F.lit("integral"))
     if isinstance(dtype, (T.FractionalType,)):
@@ -409,8 +449,7 @@ def value_kind(df: DataFrame, column: str) -> Column:
         return F.when(value.isNotNull(), F.lit("string"))
     lowered = F.lower(F.trim(value))
     kind = F.when(value.isNull(), F.lit(None))
-    matcher = _in_place(df.sparkSession, BYTE_REGEX_CLASS)
-    if not _ansi(df) and (matcher is None or matcher.udf(_INTEGRAL_RE) is None):
+    if not _ansi(df) and not _byte_regex_compiles(df.sparkSession, _INTEGRAL_RE):
         # The legacy cast parses bytes and returns NULL on failure. Not under ANSI mode:
         # there a failed cast raises, and try_cast pays a caught exception per
         # non-numeric value (measured 20x slower than the regular expression). Not with
@@ -418,10 +457,10 @@ def value_kind(df: DataFrame, column: str) -> Column:
         # cast's parse and print (docs/decisions/0072-jvm-functions-called-in-place.md).
         kind = kind.when(value.cast("bigint").cast("string") == value, F.lit("integral"))
     return (
-        kind.when(value.isin(*_BOOLEAN_SPELLINGS), F.lit("boolean"))
+        kind.when(value.isin([F.lit(b) for b in _BOOLEAN_SPELLINGS]), F.lit("boolean"))
         .when(regex_find(df.sparkSession, value, _INTEGRAL_RE), F.lit("integral"))
         .when(regex_find(df.sparkSession, value, _FRACTIONAL_RE), F.lit("fractional"))
-        .when(lowered.isin("true", "false"), F.lit("boolean"))
+        .when(lowered.isin(F.lit("true"), F.lit("false")), F.lit("boolean"))
         .otherwise(F.lit("string"))
     )
 
@@ -457,8 +496,7 @@ class DataType(Analyzer):
 
         shared = _kind_column(self.columns[0])
         kind = df[shared] if shared in df.columns else value_kind(df, self.columns[0])
-        hit = self._cond() & (kind == F.lit(self.value_kind))
-        return [F.count(F.when(hit, F.lit(1))), self._nonnull(df)]
+        return [self._hits(kind == F.lit(self.value_kind)), self._nonnull(df)]
 
     def finish(self, values: Sequence[Any]) -> float | None:
         return _ratio(values[0], values[1])
@@ -531,11 +569,10 @@ class Correlation(Analyzer):
     def aggregates(self, df: DataFrame) -> list[Column]:
         from pyspark.sql import functions as F
 
-        cond = self._cond()
         return [
             F.corr(
-                F.when(cond, self._col(df, 0).cast("double")),
-                F.when(cond, self._col(df, 1).cast("double")),
+                self._filtered(self._col(df, 0).cast("double")),
+                self._filtered(self._col(df, 1).cast("double")),
             )
         ]
 
@@ -833,17 +870,16 @@ def can_ride(spark: SparkSession) -> bool:
 
 def riders(spark: SparkSession, analyzers: Sequence[Analyzer]) -> list[Rider]:
     """A fresh accumulator, registered with the session's context, per sketch of `analyzers`."""
-    from floe.runtime.jars import jvm_class
-
-    cls = jvm_class(spark, SKETCH_ACCUMULATOR_CLASS)
-    assert cls is not None  # callers ask can_ride first
+    registers = _in_place_method(spark, SKETCH_ACCUMULATOR_CLASS, "registers")
+    histogram = _in_place_method(spark, SKETCH_ACCUMULATOR_CLASS, "histogram")
+    assert registers is not None and histogram is not None  # callers ask can_ride first
     jspark = spark._jsparkSession
     out = []
     for sketch in dict.fromkeys(a.sketch() for a in analyzers):
         if sketch.kind == "registers":
-            accumulator = cls.registers(jspark, HLL_P)
+            accumulator = registers(jspark, HLL_P)
         else:
-            accumulator = cls.histogram(jspark, BUCKETS_PER_LN, str(_BUCKET_OFFSET))
+            accumulator = histogram(jspark, BUCKETS_PER_LN, str(_BUCKET_OFFSET))
         out.append(Rider(sketch, accumulator))
     return out
 

@@ -101,8 +101,7 @@ class RowCompliance(Analyzer):
     def aggregates(self, df: DataFrame) -> list[Column]:
         from pyspark.sql import functions as F
 
-        hit = self._cond() & F.coalesce(self._passes(df), F.lit(False))
-        return [F.count(F.when(hit, F.lit(1))), self._rows()]
+        return [self._hits(F.coalesce(self._passes(df), F.lit(False))), self._rows()]
 
     def finish(self, values: Sequence[Any]) -> float | None:
         return None if not values[1] else float(values[0]) / float(values[1])
