@@ -231,10 +231,12 @@ public final class ByteRegex implements UDF1<byte[], Boolean> {
     }
     int[] mv = moves;
     int row = startId << 7;
-    int i = 0;
-    // Bytes 0 .. n-4 lead to positions 1 .. n-3, where `$` cannot hold (it holds at the
-    // end, or before a line end in the last two bytes): the cached move alone.
-    for (int plain = n - 3; i < plain; i++) {
+    // Bytes 0 .. n-2, into positions 1 .. n-1. `$` can hold only at the end or before a
+    // line end in the last two bytes: positions from n-2 on are checked for it.
+    for (int i = 0, tail = n - 3; i < n - 1; i++) {
+      if (i >= tail && dollar(x, off, i + 1, n)) {
+        return general(x, off, n, i, states[row >> 7]);
+      }
       int to = mv[row + at(x, off, i)];
       if ((to & (Integer.MIN_VALUE | 3)) != 0) {
         if (to < 0) {
@@ -246,23 +248,6 @@ public final class ByteRegex implements UDF1<byte[], Boolean> {
         if ((to & 3) != 0) {
           return (to & 3) == MATCHED;
         }
-      }
-      row = to;
-    }
-    // Bytes n-3 and n-2, into positions n-2 and n-1, where `$` may hold.
-    for (; i < n - 1; i++) {
-      if (dollar(x, off, i + 1, n)) {
-        return general(x, off, n, i, states[row >> 7]);
-      }
-      int to = mv[row + at(x, off, i)];
-      if (to < 0) {
-        to = learn(row, at(x, off, i));
-        if (to < 0) {
-          return general(x, off, n, i, states[row >> 7]);
-        }
-      }
-      if ((to & 3) != 0) {
-        return (to & 3) == MATCHED;
       }
       row = to;
     }
