@@ -110,7 +110,7 @@ def test_a_check_runs_aggregation_is_built_without_lookups(spark, round_trips):
     assert not [c for c in round_trips if c.startswith("r:") and "PythonUtils" not in c]
     assert not [c for c in round_trips if c.startswith("c:") and c.endswith(":apply")]
     built = str(scan_frame(df, analyzers)[0]._jdf.queryExecution().logical())
-    assert "CASE WHEN true" not in built.upper(), built
+    assert "CASE WHEN TRUE" not in built.upper(), built
     everywhere = [
         c.analyzer for c in parse_checks([{"check": c, "where": "id >= 0"} for c in checks])
     ]

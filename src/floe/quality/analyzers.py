@@ -336,7 +336,6 @@ _ELIGIBLE = PerJvm()
 def _byte_regex_compiles(spark: SparkSession, pattern: str) -> bool:
     """Whether floe's byte matcher is there and compiles ``pattern`` (kept per JVM: the
     answer for a pattern is fixed by the jar the JVM loaded)."""
-
     udf = _in_place_method(spark, BYTE_REGEX_CLASS, "udf")
     if udf is None:
         return False
@@ -370,7 +369,6 @@ class PatternMatch(Analyzer):
         return self.pattern
 
     def aggregates(self, df: DataFrame) -> list[Column]:
-
         value = self._col(df).cast("string")
         hit = value.isNotNull() & regex_find(df.sparkSession, value, self.pattern)
         return [self._hits(hit), self._nonnull(df)]
